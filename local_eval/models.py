@@ -1,0 +1,14 @@
+"""Stand-in for the organizers' `models` module (written by us, same names and signatures).
+
+The contest harness runs from its own `src/` folder, so the submission imports this
+module as a top-level `models`. Local runs and tests put `local_eval/` on `sys.path`.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass
+class Message:
+    role: str
+    content: str
+    session_id: Optional[str] = None

@@ -1,0 +1,60 @@
+"""Benchmark tasks: each turns its file into contest-shaped records plus gold data.
+
+`load(dataset, path)` is the one entry point `run.py` uses; one module per benchmark.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+DEMO_PATH = Path(__file__).resolve().parent.parent / "data" / "demo" / "questions.jsonl"
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    messages: tuple  # of {"role": str, "content": str} dicts, as in the contest files
+    date: Optional[str] = None  # side channel only; the contest has no dates
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One evidence unit: a message of a session, by its index in the original session.
+
+    `index=None` means "any message of that session" (GigaMemory questions without quotes).
+    """
+    session_id: str
+    index: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Record:
+    id: str
+    dialogue_id: str
+    question: str
+    question_type: str
+    gold: str
+    sessions: tuple  # of Session
+    evidence: tuple = ()  # of Evidence; empty = unknown
+    evidence_sessions: tuple = ()  # session ids that hold the answer
+    abstention: bool = False
+    question_date: Optional[str] = None
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+def load(dataset: str, path: Optional[str] = None) -> list[Record]:
+    """Records of a dataset: `load("gigamemory", "format_example.jsonl")`."""
+    from . import gigamemory, locomo, longmemeval
+
+    loaders = {
+        "demo": lambda p: gigamemory.load(p or str(DEMO_PATH)),
+        "gigamemory": gigamemory.load,
+        "longmemeval": longmemeval.load,
+        "locomo": locomo.load,
+    }
+    if dataset not in loaders:
+        raise ValueError(f"unknown dataset {dataset!r}; choose one of {sorted(loaders)}")
+    if dataset != "demo" and not path:
+        raise ValueError(f"--dataset {dataset} needs --data PATH")
+    return loaders[dataset](path)

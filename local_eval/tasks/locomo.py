@@ -1,0 +1,64 @@
+"""LoCoMo: one record per QA item; speaker_a plays the user, speaker_b the assistant.
+
+Category 5 (adversarial) is an abstention question: the right reply says it is not
+mentioned; its tempting wrong answer is kept in `extra["adversarial_answer"]`.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from . import Evidence, Record, Session
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+NOT_MENTIONED = "Not mentioned in the conversation"
+
+
+def load(path: str) -> list[Record]:
+    with Path(path).open(encoding="utf-8") as f:
+        conversations = json.load(f)
+    return [r for conv in conversations for r in _records(conv)]
+
+
+def _sessions(conv: dict) -> tuple[tuple, dict]:
+    """Sessions in order, and dia_id -> Evidence for every message."""
+    c = conv["conversation"]
+    roles = {c["speaker_a"]: "user", c["speaker_b"]: "assistant"}
+    numbers = sorted(int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k)))
+    sessions, where = [], {}
+    for n in numbers:
+        turns = c[f"session_{n}"]
+        messages = tuple({"role": roles.get(t["speaker"], "user"), "content": _text(t)} for t in turns)
+        sessions.append(Session(id=str(n), messages=messages, date=c.get(f"session_{n}_date_time")))
+        where.update({t["dia_id"]: Evidence(str(n), i) for i, t in enumerate(turns)})
+    return tuple(sessions), where
+
+
+def _text(turn: dict) -> str:
+    # Shared images survive only as captions; keep them, questions ask about them.
+    caption = turn.get("blip_caption")
+    return f"{turn['text']} [shares a photo: {caption}]" if caption else turn["text"]
+
+
+def _records(conv: dict) -> list[Record]:
+    sessions, where = _sessions(conv)
+    records = []
+    for i, qa in enumerate(conv["qa"]):
+        category = int(qa["category"])
+        abstention = category == 5
+        ids = re.findall(r"D\d+:\d+", " ".join(map(str, qa.get("evidence", []))))
+        evidence = tuple(where[d] for d in ids if d in where)
+        records.append(Record(
+            id=f"{conv['sample_id']}_q{i}",
+            dialogue_id=conv["sample_id"],
+            question=qa["question"],
+            question_type=CATEGORIES.get(category, str(category)),
+            gold=NOT_MENTIONED if abstention else str(qa.get("answer", "")),
+            sessions=sessions,
+            evidence=() if abstention else evidence,
+            evidence_sessions=() if abstention else tuple(sorted({e.session_id for e in evidence})),
+            abstention=abstention,
+            extra={"adversarial_answer": qa.get("adversarial_answer"), "category": category},
+        ))
+    return records

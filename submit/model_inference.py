@@ -1,0 +1,86 @@
+"""SubmitModelWithMemory: the only class the contest harness sees.
+
+It reads the configuration once, builds the LLM before anything touches CUDA (vLLM's
+rule), keeps one `DialogueMemory` per dialogue id, and turns any failure into a safe
+answer, counting it in `fallbacks` so evaluation reports it instead of hiding it.
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import List, Optional
+
+from models import Message
+from submit_interface import ModelWithMemory
+
+from .config import Config, resolve_embedder, resolve_llm
+from .memory.answer import NO_INFO, detect_lang
+from .memory.dialogue import Answer, DialogueMemory, Settings
+from .memory.embed import Embedder, make_embedder
+from .memory.llm import LLM, make_llm
+
+log = logging.getLogger("gigamemory")
+
+
+class SubmitModelWithMemory(ModelWithMemory):
+    def __init__(self, model_path: str, config: Optional[Config] = None,
+                 llm: Optional[LLM] = None, embedder: Optional[Embedder] = None):
+        self.config = config or Config.from_env()
+        self.model_path = model_path
+        # vLLM must start before any CUDA use, so the LLM comes first.
+        self.llm = llm or make_llm(resolve_llm(self.config.llm, model_path))
+        self.embedder = embedder or make_embedder(resolve_embedder(self.config.embedder))
+        self.settings = Settings(context_chars=self.config.context_chars,
+                                 max_turn_chars=self.config.max_turn_chars,
+                                 answer_max_tokens=self.config.answer_max_tokens)
+        self.memories: dict[str, DialogueMemory] = {}
+        self.traces: dict[str, Answer] = {}
+        self.fallbacks: Counter = Counter()
+        log.info("gigamemory: llm=%s embedder=%s", self.llm.name, self.embedder.name)
+
+    def _memory(self, dialogue_id) -> DialogueMemory:
+        key = str(dialogue_id)
+        if key not in self.memories:
+            self.memories[key] = DialogueMemory(self.llm, self.embedder, self.settings)
+        return self.memories[key]
+
+    def write_to_memory(self, messages: List[Message], dialogue_id: str) -> None:
+        try:
+            self._memory(dialogue_id).write(messages)
+        except Exception:  # a lost pair is better than a lost run
+            self.fallbacks["write_error"] += 1
+            log.exception("write_to_memory failed for dialogue %s", dialogue_id)
+
+    def answer_to_question(self, dialogue_id: str, question: str) -> str:
+        try:
+            result = self._memory(dialogue_id).answer(str(question or ""))
+        except Exception:
+            self.fallbacks["answer_error"] += 1
+            log.exception("answer_to_question failed for dialogue %s", dialogue_id)
+            return NO_INFO[detect_lang(str(question or ""))]
+        if result.fallback:
+            self.fallbacks[result.fallback] += 1
+        self.traces[str(dialogue_id)] = result
+        return result.text
+
+    def clear_memory(self, dialogue_id: str) -> None:
+        self.memories.pop(str(dialogue_id), None)
+        self.traces.pop(str(dialogue_id), None)
+
+    # Side channel for local evaluation only; the contest harness never calls these.
+    def set_dates(self, dialogue_id: str, session_dates: dict, question_date: Optional[str]) -> None:
+        """Session dates and the question's date, where a benchmark has them."""
+        store = self._memory(dialogue_id).store
+        store.session_dates.update({str(k): str(v) for k, v in session_dates.items() if v})
+        store.question_date = question_date
+
+    def trace(self, dialogue_id: str) -> Optional[Answer]:
+        """The last answer's record (context provenance, timings); gone after clear_memory."""
+        return self.traces.get(str(dialogue_id))
+
+    def memory_stats(self, dialogue_id: str) -> Optional[dict]:
+        memory = self.memories.get(str(dialogue_id))
+        if memory is None:
+            return None
+        return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
+                "turns": len(memory.store.turns), "sessions": memory.store.session_count}

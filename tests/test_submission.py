@@ -1,0 +1,58 @@
+"""SubmitModelWithMemory: constructs on CPU from configuration, answers, clears."""
+import pytest
+
+from submit import SubmitModelWithMemory
+from submit.config import Config, ConfigError, resolve_llm
+from submit.memory.llm import BackendUnavailable
+from submit_interface import ModelWithMemory
+from models import Message
+
+from conftest import make_model
+
+
+def test_constructs_on_cpu_from_configuration_without_a_model():
+    model = SubmitModelWithMemory("/nonexistent/GigaChat", config=Config(llm="scripted", embedder="hash"))
+    assert isinstance(model, ModelWithMemory)
+    assert model.llm.name == "scripted" and model.embedder.name == "hash"
+
+
+def test_environment_is_read_by_from_env_only():
+    config = Config.from_env({"GIGAMEMORY_LLM": "scripted", "GIGAMEMORY_EMBEDDER": "hash",
+                              "GIGAMEMORY_CONTEXT_CHARS": "4000"})
+    assert (config.llm, config.embedder, config.context_chars) == ("scripted", "hash", 4000)
+    with pytest.raises(ConfigError):
+        Config.from_env({"GIGAMEMORY_CONTEXT_CHARS": "lots"})
+    with pytest.raises(ConfigError):
+        Config(context_chars=0)
+
+
+def test_auto_llm_without_gpu_or_model_folder_says_what_to_do():
+    with pytest.raises(BackendUnavailable, match="GIGAMEMORY_LLM=scripted"):
+        resolve_llm("auto", "/nonexistent/GigaChat")
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(BackendUnavailable, match="unknown LLM backend 'nope'"):
+        SubmitModelWithMemory("", config=Config(llm="nope:x", embedder="hash"))
+
+
+def test_answer_in_the_questions_language_and_memory_freed():
+    model, llm = make_model()
+    model.write_to_memory([Message("user", "Я живу в Казани", 1), Message("assistant", "Здорово", 1)], "d")
+    assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
+    model.clear_memory("d")
+    assert "d" not in model.memories and model.trace("d") is None
+
+
+def test_an_empty_model_reply_becomes_a_counted_fallback():
+    model, _ = make_model(["   "])
+    model.write_to_memory([Message("user", "Привет", 1)], "d")
+    assert model.answer_to_question("d", "Как меня зовут?") == "У меня нет такой информации."
+    assert model.fallbacks["empty_answer"] == 1
+
+
+def test_a_failing_llm_never_raises_out_of_the_class():
+    model, _ = make_model([RuntimeError("CUDA out of memory")])
+    model.write_to_memory([Message("user", "Hi", 1)], "d")
+    assert model.answer_to_question("d", "What is my name?") == "I don't have that information."
+    assert model.fallbacks["answer_error"] == 1

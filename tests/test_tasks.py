@@ -1,0 +1,37 @@
+"""Dataset adapters turn each benchmark into contest records with evidence units."""
+from local_eval import tasks
+from local_eval.tasks import Evidence
+
+
+def test_demo_covers_the_four_question_types():
+    records = tasks.load("demo")
+    assert {r.question_type for r in records} == {"fact_equal_session", "info_consolidation",
+                                                  "info_updating", "no_info"}
+    assert all(r.evidence for r in records if not r.abstention)
+
+
+def test_ru_dev_questions_expand_over_the_sample_dialogues(shared_data):
+    records = tasks.load("gigamemory", str(shared_data / "gigamemory/ru_dev_questions.jsonl"))
+    assert len(records) == 24
+    first = records[0]
+    assert first.dialogue_id == "1" and len(first.sessions) == 34
+    assert first.evidence == (Evidence("1", 0),)
+    assert "Росляков" in first.sessions[0].messages[0]["content"]
+
+
+def test_longmemeval_evidence_is_has_answer_turns(shared_data):
+    records = tasks.load("longmemeval", str(shared_data / "longmemeval/longmemeval_s_dev.json.gz"))
+    assert len(records) == 250
+    assert sum(r.abstention for r in records) == 15
+    r = records[0]
+    (unit,) = r.evidence
+    session = next(s for s in r.sessions if s.id == unit.session_id)
+    assert r.gold in session.messages[unit.index]["content"]
+
+
+def test_locomo_category_5_is_abstention(shared_data):
+    records = tasks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"))
+    assert len(records) == 999
+    adversarial = [r for r in records if r.abstention]
+    assert len(adversarial) == 237 and all(r.extra["adversarial_answer"] is not None for r in adversarial)
+    assert records[0].evidence == (Evidence("1", 2),)
