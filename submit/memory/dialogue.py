@@ -58,7 +58,8 @@ class DialogueMemory:
         with self.stage("write"):
             self.store.add_pair(messages)
 
-    def answer(self, question: str) -> Answer:
+    def answer(self, question: str, use_facts: bool = True) -> Answer:
+        """The answer record; `use_facts=False` answers from raw evidence alone (a fallback rung)."""
         lang = answer_step.detect_lang(question)
         context = self.build_context(question, lang)
         chat = answer_step.build_prompt(question, context, lang,
