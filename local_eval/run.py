@@ -33,6 +33,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="benchmark adapter; 'demo' is the small Russian set shipped in the repo")
     p.add_argument("--data", help="path of the dataset file (required except for demo)")
     p.add_argument("--limit", type=int, help="run only the first N records")
+    p.add_argument("--shard", default="1/1", metavar="K/N",
+                   help="run only shard K of N (record i belongs to shard i %% N + 1): "
+                        "split a benchmark across machines, or take a stratified sample")
     p.add_argument("--out", help="output folder (default: runs/<dataset>)")
     p.add_argument("--llm", default="scripted",
                    help="LLM spec: scripted | vllm:PATH | hf:PATH | openai:URL#MODEL | gguf:FILE | "
@@ -42,6 +45,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="character budget of the packed evidence")
     p.add_argument("--mode", choices=("answer", "retrieval"), default="answer",
                    help="answer: the full pipeline; retrieval: evidence recall only, no LLM")
+    p.add_argument("--retrieval", choices=("hybrid", "dense", "bm25"), default="hybrid",
+                   help="ranking used by --mode retrieval (hybrid is the engine's default)")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"),
                    help="on-disk caches for eval runs (embeddings by text hash)")
     p.add_argument("--no-dates", action="store_true",
@@ -51,7 +56,18 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--dataset {args.dataset} needs --data PATH")
     if args.limit is not None and args.limit <= 0:
         p.error("--limit must be positive")
+    try:
+        args.shard_k, args.shard_n = (int(x) for x in args.shard.split("/"))
+        assert 1 <= args.shard_k <= args.shard_n
+    except (ValueError, AssertionError):
+        p.error(f"--shard must look like K/N with 1 <= K <= N, got {args.shard!r}")
     return args
+
+
+def select(records: list, args) -> list:
+    """The shard's records (round-robin, so every shard mixes all question types), then --limit."""
+    mine = [r for i, r in enumerate(records) if i % args.shard_n == args.shard_k - 1]
+    return mine[: args.limit]
 
 
 def build_model(args):
@@ -127,7 +143,7 @@ def _write_summary(summary: dict, out: Path, start: float) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    records = tasks.load(args.dataset, args.data)[: args.limit]
+    records = select(tasks.load(args.dataset, args.data), args)
     out = Path(args.out or ROOT / "runs" / args.dataset)
     start = time.perf_counter()
     if args.mode == "retrieval":

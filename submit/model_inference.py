@@ -17,7 +17,7 @@ from .config import Config, resolve_embedder, resolve_llm
 from .memory.answer import NO_INFO, detect_lang
 from .memory.dialogue import Answer, DialogueMemory, Settings
 from .memory.embed import Embedder, make_embedder
-from .memory.llm import LLM, make_llm
+from .memory.llm import LLM, StopRun, make_llm
 
 log = logging.getLogger("gigamemory")
 
@@ -54,6 +54,8 @@ class SubmitModelWithMemory(ModelWithMemory):
     def answer_to_question(self, dialogue_id: str, question: str) -> str:
         try:
             result = self._memory(dialogue_id).answer(str(question or ""))
+        except StopRun:  # a replay miss: the eval must stop and say why
+            raise
         except Exception:
             self.fallbacks["answer_error"] += 1
             log.exception("answer_to_question failed for dialogue %s", dialogue_id)

@@ -1,4 +1,9 @@
-"""LoCoMo: one record per QA item; speaker_a plays the user, speaker_b the assistant.
+"""LoCoMo: one record per QA item over a conversation between two people.
+
+Both speakers are people and questions ask about either, so each message carries its
+speaker's name ("Caroline: …"), and in each session the speaker who opens it plays the
+user: the contest harness drops a session's leading assistant message, which would lose
+the first message of the 50 of 128 dev sessions that speaker_b opens.
 
 Category 5 (adversarial) is an abstention question: the right reply says it is not
 mentioned; its tempting wrong answer is kept in `extra["adversarial_answer"]`.
@@ -24,12 +29,13 @@ def load(path: str) -> list[Record]:
 def _sessions(conv: dict) -> tuple[tuple, dict]:
     """Sessions in order, and dia_id -> Evidence for every message."""
     c = conv["conversation"]
-    roles = {c["speaker_a"]: "user", c["speaker_b"]: "assistant"}
     numbers = sorted(int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k)))
     sessions, where = [], {}
     for n in numbers:
         turns = c[f"session_{n}"]
-        messages = tuple({"role": roles.get(t["speaker"], "user"), "content": _text(t)} for t in turns)
+        opener = turns[0]["speaker"] if turns else None
+        messages = tuple({"role": "user" if t["speaker"] == opener else "assistant",
+                          "content": f"{t['speaker']}: {_text(t)}"} for t in turns)
         sessions.append(Session(id=str(n), messages=messages, date=c.get(f"session_{n}_date_time")))
         where.update({t["dia_id"]: Evidence(str(n), i) for i, t in enumerate(turns)})
     return tuple(sessions), where

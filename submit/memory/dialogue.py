@@ -1,24 +1,27 @@
 """One dialogue's memory: the whole flow from stored pairs to an answer.
 
-`write` only records (cheap); `answer` does the expensive work in batches: rank the
-turns for the question, pack them into a budgeted context, ask the LLM. Every stage's
-seconds are kept in `timings` for the profiler. Called by `model_inference`.
+`write` only records (cheap). `answer` does the expensive work in batches: extract facts
+from every pending pair in one LLM call, version them into slots, index turns and facts,
+rank for the question, pack a budgeted context, ask the LLM. Every stage's seconds are
+kept in `timings` for the profiler. Called by `model_inference`.
 """
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Optional
 
-import numpy as np
-
 from . import answer as answer_step
+from . import facts as fact_step
 from .context import Context, pack
 from .embed import Embedder
+from .index import IndexSettings, KeyIndex
 from .llm import LLM, Ledger
-from .turns import USER, TurnStore
+from .retrieve import Hit, RetrieveSettings, search
+from .slots import Slots, render
+from .turns import TurnStore
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,11 @@ class Settings:
     context_chars: int = 8000
     max_turn_chars: int = 1200
     answer_max_tokens: int = 100
+    extract: bool = True  # per-pair fact extraction with the LLM
+    extract_max_tokens: int = 256
+    max_fact_lines: int = 20  # slot chains shown to the answer step
+    index: IndexSettings = IndexSettings()
+    retrieve: RetrieveSettings = RetrieveSettings()
 
 
 @dataclass
@@ -33,6 +41,7 @@ class Answer:
     text: str
     context: Context
     lang: str
+    facts: tuple = ()  # the fact lines the answer prompt held
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
     timings: dict = field(default_factory=dict)
 
@@ -45,6 +54,12 @@ class DialogueMemory:
         self.store = TurnStore()
         self.ledger = Ledger()
         self.timings: dict = defaultdict(float)
+        self.index = KeyIndex(embedder, settings.index)
+        self.slots = Slots(embedder)
+        self.facts: list = []
+        self.extraction = Counter()  # pairs seen/skipped, facts, unparsable replies
+        self._indexed = 0  # turns already handed to the index
+        self._extracted = 0  # turns already seen by extraction
 
     @contextmanager
     def stage(self, name: str):
@@ -61,31 +76,76 @@ class DialogueMemory:
     def answer(self, question: str, use_facts: bool = True) -> Answer:
         """The answer record; `use_facts=False` answers from raw evidence alone (a fallback rung)."""
         lang = answer_step.detect_lang(question)
-        context = self.build_context(question, lang)
-        chat = answer_step.build_prompt(question, context, lang,
+        if use_facts and self.settings.extract:
+            self.extract_pending()
+        hits = self.rank(question)
+        with self.stage("pack"):
+            context = self._pack(hits, lang)
+        lines = self.fact_lines(hits, lang) if use_facts else []
+        chat = answer_step.build_prompt(question, context, lang, facts=lines,
                                         question_date=self.store.question_date)
         with self.stage("answer"):
             generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
         self.ledger.add("answer", [generation])
         text = answer_step.clean_answer(generation.text)
-        fallback = None if text else "empty_answer"
         return Answer(text=text or answer_step.NO_INFO[lang], context=context, lang=lang,
-                      fallback=fallback, timings=dict(self.timings))
+                      facts=tuple(lines), fallback=None if text else "empty_answer",
+                      timings=dict(self.timings))
 
-    def build_context(self, question: str, lang: str) -> Context:
-        ranked = self.rank(question)
-        with self.stage("pack"):
-            return pack(self.store, ranked, self.settings.context_chars, lang,
-                        self.settings.max_turn_chars)
+    def extract_pending(self) -> list:
+        """Facts from every pair written since the last call, in one batched LLM call."""
+        turns = self.store.turns
+        with self.stage("extract"):
+            candidates = fact_step.prefilter(turns[self._extracted:], self.extraction)
+            self._extracted = len(turns)
+            if not candidates:
+                return []
+            lang = answer_step.detect_lang(" ".join(c.text for c in candidates[:20]))
+            chats = fact_step.build_prompts(candidates, lang)
+            generations = self.llm.generate(chats, max_tokens=self.settings.extract_max_tokens,
+                                            schema=fact_step.FACTS_SCHEMA)
+            self.ledger.add("extract", generations)
+            new = [f for c, g in zip(candidates, generations)
+                   for f in fact_step.parse_facts(g.text, c, self.extraction)]
+            self.slots.add(new)
+            self.facts += new
+            self.index.add_keys([f.statement for f in new], [f.turn_idx for f in new], kind="fact")
+        return new
 
-    def rank(self, question: str) -> list:
-        """User turns by dense similarity to the question (the v0 ranking)."""
-        turns = [t for t in self.store.turns if t.role == USER and t.text.strip()]
-        if not turns:
-            return []
+    def rank(self, question: str) -> list[Hit]:
+        """Every indexed turn, best first, for this question (embeds pending keys first)."""
+        with self.stage("index"):
+            self.index.add_turns(self.store.turns[self._indexed:])
+            self._indexed = len(self.store.turns)
         with self.stage("embed"):
-            passages = self.embedder.embed_passages([t.text for t in turns])
+            self.index.embed_pending()
+            self._query = self.embedder.embed_queries([question])[0]
         with self.stage("retrieve"):
-            query = self.embedder.embed_queries([question])[0]
-            order = np.argsort(-(passages @ query), kind="stable")
-        return [turns[i] for i in order]
+            return search(self.index, self.store, question, self._query, self.settings.retrieve)
+
+    def build_context(self, question: str, lang: str, budget: Optional[int] = None) -> Context:
+        return self._pack(self.rank(question), lang, budget)
+
+    def _pack(self, hits: list, lang: str, budget: Optional[int] = None) -> Context:
+        return pack(self.store, [self.store.turns[h.turn_idx] for h in hits],
+                    budget or self.settings.context_chars, lang, self.settings.max_turn_chars)
+
+    def fact_lines(self, hits: list, lang: str) -> list[str]:
+        """Slot chains of the facts nearest the question, as prompt lines, oldest session first."""
+        if not self.facts:
+            return []
+        scores, keys = self.index.dense_search(self._query)
+        ranked = sorted((s, k) for s, k in zip(scores.tolist(), keys) if k.kind == "fact")[::-1]
+        by_statement = {}
+        for fact in self.facts:
+            by_statement.setdefault((fact.statement, fact.turn_idx), fact)
+        chains = []
+        for _, key in ranked:
+            fact = by_statement.get((key.text, key.turn_idx))
+            chain_key = self.slots.chain_of(fact) if fact else None
+            if chain_key and chain_key not in chains:
+                chains.append(chain_key)
+            if len(chains) >= self.settings.max_fact_lines:
+                break
+        chains.sort(key=lambda k: self.slots.current(k).order)
+        return [render(self.slots.chains[k], lang) for k in chains]

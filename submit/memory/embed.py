@@ -120,3 +120,51 @@ def make_embedder(spec: str) -> Embedder:
         raise BackendUnavailable(f"unknown embedder {kind!r} in {spec!r}; "
                                  f"known: {', '.join(sorted(BACKENDS))}")
     return BACKENDS[kind](arg)
+
+
+class CachedEmbedder(Embedder):
+    """Any embedder plus an on-disk cache keyed by (model, query/passage, text) hash.
+
+    For eval runs only (LongMemEval sessions recur across questions); the contest run
+    leaves it off. SQLite keeps it one plain file, safe to interrupt and to share.
+    """
+
+    def __init__(self, inner: Embedder, path: str):
+        import os
+        import sqlite3
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.db = sqlite3.connect(path, check_same_thread=False)
+        self.db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB)")
+        self.hits = self.misses = 0
+
+    def _key(self, text: str, is_query: bool) -> str:
+        tag = f"{self.inner.name}/{self.inner.dim}/{'q' if is_query else 'p'}\x00{text}"
+        return hashlib.sha1(tag.encode("utf-8", "replace")).hexdigest()
+
+    def _embed(self, texts, is_query):
+        keys = [self._key(t, is_query) for t in texts]
+        found = self._lookup(keys)
+        missing = sorted({k: i for i, k in enumerate(keys) if k not in found}.values())
+        if missing:
+            fresh = self.inner._embed([texts[i] for i in missing], is_query)
+            rows = [(keys[i], fresh[j].astype(np.float32).tobytes()) for j, i in enumerate(missing)]
+            self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", rows)
+            self.db.commit()
+            found.update({keys[i]: fresh[j] for j, i in enumerate(missing)})
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, key in enumerate(keys):
+            out[row] = found[key]
+        return out
+
+    def _lookup(self, keys: list) -> dict:
+        found = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, blob in self.db.execute(f"SELECT key, vec FROM vectors WHERE key IN ({marks})", chunk):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found

@@ -18,6 +18,10 @@ class BackendUnavailable(RuntimeError):
     """The requested backend cannot run here (missing library, GPU or model files)."""
 
 
+class StopRun(Exception):
+    """A deliberate stop that must reach the user (a replay miss), never turned into a fallback."""
+
+
 @dataclass(frozen=True)
 class Generation:
     text: str
@@ -126,11 +130,35 @@ class Ledger:
         }
 
 
-def _scripted(arg: str) -> LLM:
-    return ScriptedLLM()
+def _backend(name: str) -> Callable[[str], LLM]:
+    def build(arg: str) -> LLM:
+        from . import llm_backends
+        return getattr(llm_backends, name)(arg)
+    return build
 
 
-BACKENDS: dict[str, Callable[[str], LLM]] = {"scripted": _scripted}
+def _cache(arg: str) -> LLM:
+    from .llm_store import CachingLLM
+    folder, plus, inner = arg.partition("+")
+    if not plus or not inner:
+        raise BackendUnavailable("cache: spec must look like cache:DIR+<backend spec>")
+    return CachingLLM(folder, make_llm(inner))
+
+
+def _replay(arg: str) -> LLM:
+    from .llm_store import ReplayLLM
+    return ReplayLLM(arg)
+
+
+BACKENDS: dict[str, Callable[[str], LLM]] = {
+    "scripted": lambda arg: ScriptedLLM(),
+    "vllm": _backend("vllm_or_hf"),
+    "hf": _backend("HFBackend"),
+    "openai": _backend("OpenAIBackend"),
+    "gguf": _backend("GGUFBackend"),
+    "cache": _cache,
+    "replay": _replay,
+}
 
 
 def make_llm(spec: str) -> LLM:

@@ -1,0 +1,133 @@
+"""Retrieval-only evaluation (`run.py --mode retrieval`): is the evidence in the context?
+
+For each record the dialogue goes through the same memory code as the contest (turn
+store, index, fused ranking, context packing), with no LLM. Metrics, per record:
+  session_recall_all@k   every evidence session among the k best-ranked sessions
+  evidence_recall@Nc     every evidence unit inside the context packed at N characters
+Abstention records (no evidence by definition) are left out.
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+from local_eval import harness
+
+BUDGETS = (4000, 8000, 16000, 32000)
+SESSION_KS = (5, 10)
+METRICS = tuple(f"session_recall_all@{k}" for k in SESSION_KS) + tuple(
+    f"evidence_recall@{b}c" for b in BUDGETS)
+
+
+def evidence_recall(units: list, context_ids) -> float:
+    """1.0 when every unit (a set of flat positions, any one of which satisfies it) meets the context.
+
+    `evidence_recall([{3}, {7, 8}], {3, 8})` == 1.0; `evidence_recall([{3}], {4})` == 0.0.
+    """
+    held = set(context_ids)
+    return float(all(unit & held for unit in units))
+
+
+def session_recall_all(evidence_sessions, ranked_sessions: list, k: int) -> float:
+    """1.0 when every evidence session is among the first k ranked sessions."""
+    return float(set(evidence_sessions) <= set(ranked_sessions[:k]))
+
+
+@dataclass(frozen=True)
+class Measured:
+    id: str
+    question_type: str
+    scores: dict
+    index_seconds: float
+    retrieve_seconds: float
+
+
+def measure(record, embedder, settings, lang: str = "") -> Measured:
+    """One record through the memory: write every pair, rank once, pack at every budget."""
+    from submit.memory.answer import detect_lang
+    from submit.memory.context import pack
+    from submit.memory.dialogue import DialogueMemory
+    from submit.memory.llm import ScriptedLLM
+    from submit.memory.retrieve import rank_sessions
+
+    messages, origins = harness.flatten(record)
+    memory = DialogueMemory(ScriptedLLM(), embedder, settings)
+    memory.store.session_dates.update({s.id: s.date for s in record.sessions if s.date})
+    for pair in harness.pairs(messages):
+        memory.write(pair)
+    start = time.process_time()
+    memory.index.add_turns(memory.store.turns)
+    memory._indexed = len(memory.store.turns)
+    memory.index.embed_pending()
+    indexed = time.process_time()
+    hits = memory.rank(record.question)
+    lang = lang or detect_lang(record.question)
+    turns = [memory.store.turns[h.turn_idx] for h in hits]
+    contexts = {b: pack(memory.store, turns, b, lang, settings.max_turn_chars) for b in BUDGETS}
+    done = time.process_time()
+    units = harness.evidence_positions(record, origins)
+    sessions = rank_sessions(hits, memory.store)
+    scores = {f"session_recall_all@{k}": session_recall_all(record.evidence_sessions, sessions, k)
+              for k in SESSION_KS}
+    scores.update({f"evidence_recall@{b}c": evidence_recall(units, contexts[b].turn_ids) for b in BUDGETS})
+    return Measured(record.id, record.question_type, scores, indexed - start, done - indexed)
+
+
+def aggregate(measured: list) -> tuple[dict, dict]:
+    """Means overall and per question type, with CPU seconds."""
+    def means(rows):
+        out = {m: round(sum(r.scores[m] for r in rows) / len(rows), 4) for m in METRICS}
+        out["n"] = len(rows)
+        out["cpu_s_index_per_dialogue"] = round(sum(r.index_seconds for r in rows) / len(rows), 3)
+        out["cpu_s_retrieve_per_question"] = round(sum(r.retrieve_seconds for r in rows) / len(rows), 3)
+        return out
+    by_type = defaultdict(list)
+    for row in measured:
+        by_type[row.question_type].append(row)
+    if not measured:
+        return {"n": 0}, {}
+    return means(measured), {t: means(rows) for t, rows in sorted(by_type.items())}
+
+
+def build_embedder(spec: str, cache_dir):
+    from pathlib import Path
+    from submit.config import resolve_embedder
+    from submit.memory.embed import CachedEmbedder, make_embedder
+    embedder = make_embedder(resolve_embedder(spec))
+    if cache_dir:
+        embedder = CachedEmbedder(embedder, str(Path(cache_dir) / "embeddings.sqlite"))
+    return embedder
+
+
+def evaluate(records, embedder, settings, progress: bool = True) -> list:
+    from tqdm import tqdm
+    usable = [r for r in records if not r.abstention and r.evidence]
+    return [measure(r, embedder, settings)
+            for r in tqdm(usable, desc="retrieval", unit="q", disable=not progress, dynamic_ncols=True)]
+
+
+def run(records, args) -> dict:
+    """`run.py --mode retrieval`: the summary with "retrieval" and "retrieval_by_type"."""
+    from submit.memory.dialogue import Settings
+    from submit.memory.retrieve import RetrieveSettings
+    embedder = build_embedder(args.embedder, args.cache_dir)
+    method = getattr(args, "retrieval", "hybrid")
+    settings = Settings(context_chars=args.context_chars, retrieve=RetrieveSettings(method=method))
+    measured = evaluate(records, embedder, settings)
+    overall, by_type = aggregate(measured)
+    return {"dataset": args.dataset, "data": args.data, "mode": "retrieval", "embedder": args.embedder,
+            "retrieval_method": method, "records": len(records), "retrieval": overall,
+            "retrieval_by_type": by_type}
+
+
+def print_table(summary: dict) -> None:
+    print(f"\n{summary['dataset']}: retrieval ({summary['retrieval_method']}, embedder="
+          f"{summary['embedder']}), {summary['retrieval'].get('n', 0)} questions with evidence")
+    cols = ["n", *METRICS, "cpu_s_index_per_dialogue", "cpu_s_retrieve_per_question"]
+    short = ["n", "sess@5", "sess@10", "ev@4k", "ev@8k", "ev@16k", "ev@32k", "idx s", "ret s"]
+    print(f"{'question type':<28}" + "".join(f"{c:>9}" for c in short))
+    rows = [*summary["retrieval_by_type"].items(), ("ALL", summary["retrieval"])]
+    for name, m in rows:
+        if m.get("n"):
+            print(f"{name:<28}" + "".join(f"{m[c]:>9}" for c in cols))

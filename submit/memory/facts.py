@@ -1,0 +1,160 @@
+"""Fact extraction: pending message pairs -> one batched LLM call -> atomic `Fact` records.
+
+`prefilter` skips pairs that cannot hold a fact about the user (no first-person word,
+placeholders) and trims long pasted texts to the user's own words around them;
+`build_prompts` makes one chat per remaining pair, with the preceding context needed to
+resolve references; `parse_facts` reads whatever the model returned, counting what it
+had to drop. Called by `dialogue`.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .. import prompts
+from .lexical import normalize_word
+from .turns import NO_REPLY, USER, Turn
+
+MAX_FACTS_PER_PAIR = 10
+LIMITS = {"slot": 60, "value": 200, "statement": 300}
+FACTS_SCHEMA = {
+    "type": "object",
+    "properties": {"facts": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"slot": {"type": "string"}, "value": {"type": "string"},
+                       "statement": {"type": "string"}},
+        "required": ["slot", "value", "statement"]}}},
+    "required": ["facts"],
+}
+FIRST_PERSON = frozenset(
+    "я мне меня мной мой моя моё мое мои моего моей моих моим моими моему мы нас нам нами наш наша наше "
+    "наши нашего нашей наших нашим i me my mine myself we us our ours i'm im i've i'd i'll".split())
+_WORD = re.compile(r"[^\W\d_]+(?:'[a-z]+)?", re.UNICODE)
+# Requests to process a pasted text: the text is someone else's, only the head is the user's.
+_TASK = re.compile(r"переведи|перевод|перескажи|сократи|исправь|проверь|отредактируй|summar|translat|"
+                   r"rewrite|proofread|paraphrase", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Fact:
+    slot: str
+    value: str
+    statement: str
+    turn_idx: int  # the user turn it came from (provenance)
+    session_order: int
+    pair_index: int
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A pair worth an extraction call: its user turn, the text to read, the context before it."""
+    turn: Turn
+    text: str
+    before: str
+
+
+def has_first_person(text: str) -> bool:
+    for word in _WORD.findall(text.lower()):
+        if word in FIRST_PERSON:
+            return True
+        if len(word) > 2 and _is_first_person_verb(word):
+            return True
+    return False
+
+
+def _is_first_person_verb(word: str) -> bool:
+    if not re.search(r"[а-яё]", word) or not word.endswith(("ю", "у", "ем", "им", "ём")):
+        return False
+    from .lexical import _morph
+    return any(p.tag.person == "1per" for p in _morph().parse(word)[:2])
+
+
+def user_text(text: str, pasted_chars: int = 1500, head_chars: int = 400) -> str:
+    """The part of a user message that speaks for the user: long pasted texts keep their head."""
+    if len(text) > pasted_chars and _TASK.search(text[:head_chars]):
+        return text[:head_chars]
+    return text[:pasted_chars]
+
+
+def prefilter(turns: Sequence[Turn], stats: Optional[Counter] = None) -> list[Candidate]:
+    """Candidates among user turns; `stats` counts seen/skipped pairs."""
+    stats = stats if stats is not None else Counter()
+    out, previous = [], {}
+    for i, turn in enumerate(turns):
+        if turn.role != USER:
+            continue
+        stats["user_turns"] += 1
+        text = user_text(turn.text.strip())
+        context = previous.get(turn.session_id, "")
+        previous[turn.session_id] = _context_line(turns, i, text)
+        if not text or text == NO_REPLY or not has_first_person(text):
+            stats["skipped"] += 1
+            continue
+        out.append(Candidate(turn, text, context))
+    stats["candidates"] += len(out)
+    return out
+
+
+def _context_line(turns: Sequence[Turn], i: int, text: str) -> str:
+    """What the next user turn may refer to: this user turn and the reply to it, both short."""
+    reply = turns[i + 1].text if i + 1 < len(turns) and turns[i + 1].role != USER else ""
+    return f"{text[:300]}\n→ {reply[:200]}" if reply else text[:300]
+
+
+def build_prompts(candidates: Sequence[Candidate], lang: str) -> list[list]:
+    return [prompts.render("extract", lang, message=c.text, before=c.before) for c in candidates]
+
+
+def parse_facts(raw: str, candidate: Candidate, stats: Counter) -> list[Fact]:
+    """Facts from one reply; malformed items are dropped and counted, never raised."""
+    items = _json_items(raw)
+    if items is None:
+        stats["unparsable"] += 1
+        return []
+    facts = []
+    for item in items[:MAX_FACTS_PER_PAIR]:
+        fact = _fact(item, candidate.turn)
+        if fact is None:
+            stats["bad_items"] += 1
+        else:
+            facts.append(fact)
+    stats["facts"] += len(facts)
+    return facts
+
+
+def _json_items(raw: str):
+    text = (raw or "").strip()
+    for candidate in (text, _between(text, "{", "}"), _between(text, "[", "]")):
+        try:
+            data = json.loads(candidate)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(data, dict):
+            data = data.get("facts")
+        if isinstance(data, list):
+            return data
+    return None
+
+
+def _between(text: str, open_: str, close: str) -> str:
+    start, end = text.find(open_), text.rfind(close)
+    return text[start:end + 1] if 0 <= start < end else ""
+
+
+def _fact(item, turn: Turn) -> Optional[Fact]:
+    if not isinstance(item, dict):
+        return None
+    fields = {k: " ".join(str(item.get(k) or "").split())[:LIMITS[k]] for k in LIMITS}
+    if not fields["slot"] or not fields["value"]:
+        return None
+    statement = fields["statement"] or f"{fields['slot']}: {fields['value']}"
+    return Fact(fields["slot"], fields["value"], statement, turn.idx, turn.session_order, turn.pair_index)
+
+
+def slot_words(slot: str) -> str:
+    """`slot_words("Собака.Клички")` -> "собака кличка": the normalized key slots match on."""
+    words = re.findall(r"[^\W_]+", slot.lower().replace("ё", "е"))
+    return " ".join(normalize_word(w) for w in words)

@@ -1,0 +1,127 @@
+"""Per-dialogue search indexes over *keys*: texts that point back to turns.
+
+A turn gives one lexical key (its whole text, for BM25 over lemmas) and dense keys
+(chunks of its text, so a long pasted text cannot drown a short personal statement).
+Extracted facts are added as extra keys pointing to their source turns. FAISS holds the
+dense keys (inner product over normalized vectors), bm25s the lexical ones. Keys are
+embedded lazily, in one batch, when the first search needs them. Called by `retrieve`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .embed import Embedder
+from .lexical import tokenize
+from .turns import USER, Turn
+
+
+@dataclass(frozen=True)
+class Key:
+    text: str
+    turn_idx: int
+    kind: str  # "turn", "chunk" or "fact"
+    role: str
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    chunk_chars: int = 600  # dense key size; e5-small sees ~512 tokens at most
+    max_chunks: int = 3  # per user turn: long pasted texts keep only their head
+    # Short assistant replies are conversation (LoCoMo's second speaker) and get a dense
+    # key; long ones are generic answers, left to BM25 (embedding them is most of the cost).
+    assistant_dense_max_chars: int = 400
+
+
+def chunks(text: str, size: int, limit: int) -> list[str]:
+    """Up to `limit` pieces of about `size` chars, cut at whitespace where possible."""
+    pieces, rest = [], text.strip()
+    while rest and len(pieces) < limit:
+        if len(rest) <= size:
+            pieces.append(rest)
+            break
+        cut = rest.rfind(" ", size // 2, size)
+        cut = cut if cut > 0 else size
+        pieces.append(rest[:cut])
+        rest = rest[cut:].strip()
+    return pieces
+
+
+class KeyIndex:
+    def __init__(self, embedder: Embedder, settings: IndexSettings = IndexSettings()):
+        self.embedder = embedder
+        self.settings = settings
+        self.dense_keys: list[Key] = []
+        self.lexical_keys: list[Key] = []
+        self._faiss = None
+        self._embedded = 0  # dense keys already in FAISS
+        self._bm25 = None
+        self._bm25_size = 0
+
+    def add_turns(self, turns: Sequence[Turn]) -> None:
+        s = self.settings
+        for turn in turns:
+            if not turn.text.strip():
+                continue
+            self.lexical_keys.append(Key(turn.text, turn.idx, "turn", turn.role))
+            if turn.role == USER:
+                pieces = chunks(turn.text, s.chunk_chars, s.max_chunks)
+            elif len(turn.text) <= s.assistant_dense_max_chars:
+                pieces = [turn.text.strip()]
+            else:
+                pieces = []
+            self.dense_keys += [Key(p, turn.idx, "chunk", turn.role) for p in pieces]
+
+    def add_keys(self, texts: Sequence[str], turn_ids: Sequence[int], kind: str = "fact",
+                 role: str = USER) -> None:
+        """Extra keys (e.g. extracted facts) that point to their source turns."""
+        for text, idx in zip(texts, turn_ids):
+            if text and text.strip():
+                key = Key(text.strip(), int(idx), kind, role)
+                self.dense_keys.append(key)
+                self.lexical_keys.append(key)
+
+    def dense_search(self, query_vector: np.ndarray) -> tuple[np.ndarray, list]:
+        """Scores of every dense key (inner product), and the keys."""
+        self.embed_pending()
+        if not self._embedded:
+            return np.zeros(0, dtype=np.float32), []
+        scores, ids = self._faiss.search(query_vector.reshape(1, -1).astype(np.float32), self._embedded)
+        out = np.full(self._embedded, -1.0, dtype=np.float32)
+        valid = ids[0] >= 0
+        out[ids[0][valid]] = scores[0][valid]
+        return out, self.dense_keys[: self._embedded]
+
+    def lexical_search(self, query: str) -> tuple[np.ndarray, list]:
+        """BM25 score of every lexical key for the query's lemmas."""
+        tokens = tokenize(query)
+        if not self.lexical_keys or not tokens:
+            return np.zeros(len(self.lexical_keys), dtype=np.float32), self.lexical_keys
+        self._build_bm25()
+        vocab = self._bm25.vocab_dict
+        known = [t for t in tokens if t in vocab]
+        if not known:
+            return np.zeros(len(self.lexical_keys), dtype=np.float32), self.lexical_keys
+        return np.asarray(self._bm25.get_scores(known), dtype=np.float32), self.lexical_keys
+
+    def embed_pending(self) -> None:
+        pending = self.dense_keys[self._embedded:]
+        if not pending:
+            return
+        vectors = self.embedder.embed_passages([k.text for k in pending])
+        if self._faiss is None:
+            import faiss
+            self._faiss = faiss.IndexFlatIP(vectors.shape[1])
+        self._faiss.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        self._embedded = len(self.dense_keys)
+
+    def _build_bm25(self) -> None:
+        if self._bm25 is not None and self._bm25_size == len(self.lexical_keys):
+            return
+        import bm25s
+        corpus = [tokenize(k.text) or ["\u2205"] for k in self.lexical_keys]
+        self._bm25 = bm25s.BM25()
+        self._bm25.index(corpus, show_progress=False)
+        self._bm25_size = len(self.lexical_keys)

@@ -1,0 +1,93 @@
+"""Retrieval: a question -> turns ranked by a fusion of dense and BM25 evidence.
+
+Each key's score goes to the turn it points to (best key wins); the two rankings are
+fused (`fuse`), then each turn gets a share of its session's strength, so evidence
+spread over a session's turns and sessions that keep coming up rank together.
+`rank_sessions` aggregates turns into sessions. Called by `dialogue` and local_eval.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from .index import KeyIndex
+from .turns import TurnStore
+
+
+@dataclass(frozen=True)
+class Hit:
+    turn_idx: int
+    score: float
+    dense: float  # best dense key score of the turn (cosine), -1 if none
+    lexical: float  # best BM25 key score of the turn, 0 if none
+
+
+@dataclass(frozen=True)
+class RetrieveSettings:
+    method: str = "hybrid"  # "hybrid", "dense" or "bm25"
+    # Weights measured on LongMemEval_S, LoCoMo and Russian dev (bench/retrieval.py): e5
+    # cosines vary by ~0.1 between relevant and not, so BM25 gets a small weight.
+    lexical_weight: float = 0.1  # weight of max-normalized BM25 next to cosine similarity
+    session_weight: float = 0.3  # share of the session's best score added to each turn
+    # Turns with no dense key (long assistant replies) rank by BM25 alone, on a smaller
+    # weight: their many generic words match questions without holding user facts.
+    lexical_only_weight: float = 0.05
+
+
+def best_per_turn(scores: np.ndarray, keys: list) -> dict:
+    best: dict = {}
+    for score, key in zip(scores.tolist(), keys):
+        if score > best.get(key.turn_idx, -np.inf):
+            best[key.turn_idx] = score
+    return best
+
+
+def fuse(dense: dict, lexical: dict, settings: RetrieveSettings) -> dict:
+    """Turn -> fused score. Hybrid: cosine + w * BM25 / max BM25 (scores kept, not ranks:
+    a naive rank fusion was measured worse than dense alone)."""
+    if settings.method == "dense":
+        return dict(dense)
+    top = max(lexical.values(), default=0.0)
+    norm = {t: s / top for t, s in lexical.items()} if top > 0 else {t: 0.0 for t in lexical}
+    if settings.method == "bm25":
+        return norm
+    floor = min(dense.values(), default=0.0)  # a turn with no dense key gets the worst cosine
+    fused = {t: s + settings.lexical_weight * norm.get(t, 0.0) for t, s in dense.items()}
+    fused.update({t: floor + settings.lexical_only_weight * n for t, n in norm.items() if t not in dense})
+    return fused
+
+
+def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
+           settings: RetrieveSettings = RetrieveSettings()) -> list[Hit]:
+    """All turns with any key, best first."""
+    dense_scores, dense_keys = index.dense_search(query_vector)
+    lexical_scores, lexical_keys = index.lexical_search(question)
+    dense = best_per_turn(dense_scores, dense_keys)
+    lexical = best_per_turn(lexical_scores, lexical_keys)
+    fused = fuse(dense, lexical, settings)
+    if settings.session_weight:
+        fused = _session_boost(fused, store, settings.session_weight)
+    hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0)) for t, s in fused.items()]
+    hits.sort(key=lambda h: (-h.score, h.turn_idx))
+    return hits
+
+
+def _session_boost(scores: dict, store: TurnStore, weight: float) -> dict:
+    best = defaultdict(lambda: -np.inf)
+    for t, s in scores.items():
+        sid = store.turns[t].session_id
+        best[sid] = max(best[sid], s)
+    return {t: s + weight * best[store.turns[t].session_id] for t, s in scores.items()}
+
+
+def rank_sessions(hits: list, store: TurnStore) -> list[str]:
+    """Session ids by their best turn's score (the session-level view of a ranking)."""
+    order, seen = [], set()
+    for hit in hits:
+        sid = store.turns[hit.turn_idx].session_id
+        if sid not in seen:
+            seen.add(sid)
+            order.append(sid)
+    return order

@@ -1,0 +1,84 @@
+"""Retrieval engine: lexical analysis, key index, fusion, metrics, the embedding cache."""
+import numpy as np
+
+from local_eval.retrieval_eval import evidence_recall, session_recall_all
+from submit.memory.embed import CachedEmbedder, HashEmbedder
+from submit.memory.index import IndexSettings, KeyIndex, chunks
+from submit.memory.lexical import tokenize
+from submit.memory.retrieve import RetrieveSettings, fuse, rank_sessions, search
+from submit.memory.turns import TurnStore
+from models import Message
+
+
+def store_of(*sessions):
+    store = TurnStore()
+    for sid, texts in enumerate(sessions, start=1):
+        for user, assistant in texts:
+            store.add_pair([Message("user", user, sid), Message("assistant", assistant, sid)])
+    return store
+
+
+def test_tokenize_lemmatizes_russian_and_stems_english():
+    assert tokenize("Мои собаки бегали") == ["собака", "бегать"]
+    assert tokenize("the dogs were running") == ["dog", "run"]
+
+
+def test_chunks_cut_long_texts_at_spaces_and_cap_their_number():
+    text = " ".join(["слово"] * 100)  # 599 chars
+    pieces = chunks(text, 120, 3)
+    assert len(pieces) == 3 and all(len(p) <= 120 for p in pieces)
+    assert chunks("коротко", 120, 3) == ["коротко"]
+
+
+def test_long_assistant_replies_are_left_to_bm25():
+    store = store_of([("У меня есть кот Барсик", "Отличное имя для кота! " * 30)],
+                     [("А собака?", "Тоже хорошо.")])
+    index = KeyIndex(HashEmbedder())
+    index.add_turns(store.turns)
+    assert [(k.turn_idx, k.role) for k in index.dense_keys] == [(0, "user"), (2, "user"), (3, "assistant")]
+    assert [k.turn_idx for k in index.lexical_keys] == [0, 1, 2, 3]
+
+
+def test_fact_keys_point_to_their_source_turn():
+    store = store_of([("да, его зовут Барсик", "Хорошо")])
+    index = KeyIndex(HashEmbedder())
+    index.add_turns(store.turns)
+    index.add_keys(["У пользователя кот по кличке Барсик"], [0])
+    scores, keys = index.dense_search(HashEmbedder().embed_queries(["кличка кота"])[0])
+    assert [(k.kind, k.turn_idx) for k in keys] == [("chunk", 0), ("chunk", 1), ("fact", 0)]
+
+
+def test_hybrid_search_ranks_the_matching_turn_first():
+    store = store_of([("Я работаю сварщиком на заводе", "Интересная работа")],
+                     [("Посоветуй рецепт борща", "Вот рецепт: свёкла, капуста…")])
+    embedder = HashEmbedder()
+    index = KeyIndex(embedder)
+    index.add_turns(store.turns)
+    hits = search(index, store, "Кем я работаю?", embedder.embed_queries(["Кем я работаю?"])[0])
+    assert hits[0].turn_idx == 0
+    assert rank_sessions(hits, store)[0] == "1"
+
+
+def test_fuse_adds_weighted_max_normalized_bm25_to_cosine():
+    fused = fuse({1: 0.5, 2: 0.4}, {2: 10.0, 3: 5.0},
+                 RetrieveSettings(lexical_weight=0.2, lexical_only_weight=0.1))
+    assert fused == {1: 0.5, 2: 0.4 + 0.2, 3: 0.4 + 0.05}  # 3 has no dense key: floor + 0.1 * 0.5
+    assert fuse({1: 0.5}, {2: 3.0}, RetrieveSettings(method="dense")) == {1: 0.5}
+    assert fuse({1: 0.5}, {2: 3.0}, RetrieveSettings(method="bm25")) == {2: 1.0}
+
+
+def test_retrieval_metrics_on_hand_computed_cases():
+    assert evidence_recall([{3}, {7, 8}], {3, 8}) == 1.0
+    assert evidence_recall([{3}, {7, 8}], {3}) == 0.0
+    assert session_recall_all(["a", "c"], ["a", "b", "c"], 2) == 0.0
+    assert session_recall_all(["a", "c"], ["a", "b", "c"], 3) == 1.0
+
+
+def test_embedding_cache_returns_the_same_vectors_and_counts_hits(tmp_path):
+    path = str(tmp_path / "e.sqlite")
+    cached = CachedEmbedder(HashEmbedder(), path)
+    first = cached.embed_passages(["кот", "пёс", "кот"])
+    again = CachedEmbedder(HashEmbedder(), path).embed_passages(["пёс", "кот"])
+    assert np.array_equal(first[[1, 0]], again)
+    assert (cached.misses, cached.hits) == (2, 1)
+    assert not np.array_equal(cached.embed_queries(["кот"]), np.zeros((1, 256)))
