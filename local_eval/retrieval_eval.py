@@ -43,8 +43,10 @@ class Measured:
     retrieve_seconds: float
 
 
-def measure(record, embedder, settings, lang: str = "") -> Measured:
-    """One record through the memory: write every pair, rank once, pack at every budget."""
+def measure(record, embedder, settings, facts_of=None) -> Measured:
+    """One record through the memory: write every pair, rank once, pack at every budget.
+
+    `facts_of(record)`, when given, supplies facts (e.g. the LoCoMo oracle's) to the memory."""
     from submit.memory.answer import detect_lang
     from submit.memory.context import pack
     from submit.memory.dialogue import DialogueMemory
@@ -59,10 +61,12 @@ def measure(record, embedder, settings, lang: str = "") -> Measured:
     start = time.process_time()
     memory.index.add_turns(memory.store.turns)
     memory._indexed = len(memory.store.turns)
+    if facts_of is not None:
+        memory.add_facts(facts_of(record))
     memory.index.embed_pending()
     indexed = time.process_time()
     hits = memory.rank(record.question)
-    lang = lang or detect_lang(record.question)
+    lang = detect_lang(record.question)
     turns = [memory.store.turns[h.turn_idx] for h in hits]
     contexts = {b: pack(memory.store, turns, b, lang, settings.max_turn_chars) for b in BUDGETS}
     done = time.process_time()
@@ -100,10 +104,10 @@ def build_embedder(spec: str, cache_dir):
     return embedder
 
 
-def evaluate(records, embedder, settings, progress: bool = True) -> list:
+def evaluate(records, embedder, settings, progress: bool = True, facts_of=None) -> list:
     from tqdm import tqdm
     usable = [r for r in records if not r.abstention and r.evidence]
-    return [measure(r, embedder, settings)
+    return [measure(r, embedder, settings, facts_of)
             for r in tqdm(usable, desc="retrieval", unit="q", disable=not progress, dynamic_ncols=True)]
 
 

@@ -17,6 +17,7 @@ from .config import Config, resolve_embedder, resolve_llm
 from .memory.answer import NO_INFO, detect_lang
 from .memory.dialogue import Answer, DialogueMemory, Settings
 from .memory.embed import Embedder, make_embedder
+from .memory.turns import clean_text
 from .memory.llm import LLM, StopRun, make_llm
 
 log = logging.getLogger("gigamemory")
@@ -52,18 +53,25 @@ class SubmitModelWithMemory(ModelWithMemory):
             log.exception("write_to_memory failed for dialogue %s", dialogue_id)
 
     def answer_to_question(self, dialogue_id: str, question: str) -> str:
-        try:
-            result = self._memory(dialogue_id).answer(str(question or ""))
-        except StopRun:  # a replay miss: the eval must stop and say why
-            raise
-        except Exception:
-            self.fallbacks["answer_error"] += 1
-            log.exception("answer_to_question failed for dialogue %s", dialogue_id)
-            return NO_INFO[detect_lang(str(question or ""))]
-        if result.fallback:
-            self.fallbacks[result.fallback] += 1
-        self.traces[str(dialogue_id)] = result
-        return result.text
+        """Never raises: full answer -> raw evidence only -> a safe "no information" reply."""
+        question = question if isinstance(question, str) else clean_text(question)
+        memory = self._memory(dialogue_id)
+        for use_facts, rung in ((True, None), (False, "raw_evidence")):
+            try:
+                result = memory.answer(question, use_facts=use_facts)
+            except StopRun:  # a replay miss: the eval must stop and say why
+                raise
+            except Exception:
+                log.exception("answer failed for dialogue %s (facts=%s)", dialogue_id, use_facts)
+                continue
+            if rung:
+                self.fallbacks[rung] += 1
+            if result.fallback:
+                self.fallbacks[result.fallback] += 1
+            self.traces[str(dialogue_id)] = result
+            return result.text
+        self.fallbacks["no_information"] += 1
+        return NO_INFO[detect_lang(question)]
 
     def clear_memory(self, dialogue_id: str) -> None:
         self.memories.pop(str(dialogue_id), None)

@@ -80,11 +80,11 @@ def test_outputs_in_the_organizers_format(tmp_path):
 def test_real_submission_through_the_harness_returns_text_and_provenance():
     model, llm = make_model(['{"facts": [{"slot": "имя", "value": "Ольга", "statement": "Пользователя зовут Ольга"}]}',
                              "Вас зовут Ольга."])
-    r = record([("user", "Меня зовут Ольга"), ("assistant", "Приятно!")], [("user", "Погода?"), ("assistant", "Ясно")])
+    r = record([("user", "Меня зовут Ольга"), ("assistant", "Приятно!")], [("user", "Спасибо!"), ("assistant", "Ясно")])
     result = harness.run_record(model, r)
     assert result.answer == "Вас зовут Ольга."
     assert 0 in result.trace.context.turn_ids
     assert model.memories == {}  # cleared
     assert "Меня зовут Ольга" in llm.history[0][0][-1]["content"]  # the extraction prompt
     assert "Пользователя зовут Ольга" in llm.history[1][0][-1]["content"]  # the fact reached the answer
-    assert llm.batches == [1, 1]  # "Погода?" has no first-person word: pre-filtered
+    assert llm.batches == [1, 1]  # "Спасибо!" is small talk: pre-filtered

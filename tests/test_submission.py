@@ -52,7 +52,7 @@ def test_an_empty_model_reply_becomes_a_counted_fallback():
 
 
 def test_a_failing_llm_never_raises_out_of_the_class():
-    model, _ = make_model([RuntimeError("CUDA out of memory")])
-    model.write_to_memory([Message("user", "Hi", 1)], "d")
+    model, _ = make_model([RuntimeError("CUDA out of memory")] * 3)
+    model.write_to_memory([Message("user", "Hi there, I'm Ann", 1)], "d")
     assert model.answer_to_question("d", "What is my name?") == "I don't have that information."
-    assert model.fallbacks["answer_error"] == 1
+    assert model.fallbacks["no_information"] == 1

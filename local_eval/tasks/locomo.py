@@ -65,6 +65,7 @@ def _records(conv: dict) -> list[Record]:
             evidence=() if abstention else evidence,
             evidence_sessions=() if abstention else tuple(sorted({e.session_id for e in evidence})),
             abstention=abstention,
-            extra={"adversarial_answer": qa.get("adversarial_answer"), "category": category},
+            extra={"adversarial_answer": qa.get("adversarial_answer"), "category": category,
+                   "observation": conv.get("observation", {}), "dia_ids": where},
         ))
     return records

@@ -107,10 +107,14 @@ class DialogueMemory:
             self.ledger.add("extract", generations)
             new = [f for c, g in zip(candidates, generations)
                    for f in fact_step.parse_facts(g.text, c, self.extraction)]
-            self.slots.add(new)
-            self.facts += new
-            self.index.add_keys([f.statement for f in new], [f.turn_idx for f in new], kind="fact")
+            self.add_facts(new)
         return new
+
+    def add_facts(self, new: list) -> None:
+        """Facts into their slot chains and into the index as keys pointing to their turns."""
+        self.slots.add(new)
+        self.facts += new
+        self.index.add_keys([f.statement for f in new], [f.turn_idx for f in new], kind="fact")
 
     def rank(self, question: str) -> list[Hit]:
         """Every indexed turn, best first, for this question (embeds pending keys first)."""

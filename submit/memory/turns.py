@@ -46,8 +46,13 @@ class TurnStore:
         self.question_date: Optional[str] = None
 
     def add_pair(self, messages) -> list[Turn]:
+        """Any "pair" the harness sends: a list of messages, of any length, or anything else."""
+        if messages is None:
+            messages = ()
+        elif not isinstance(messages, (list, tuple)):
+            messages = (messages,)
         added = []
-        for message in messages or ():
+        for message in messages:
             session = self._session_key(getattr(message, "session_id", None))
             turn = Turn(
                 idx=len(self.turns),
