@@ -43,7 +43,7 @@ def test_one_batched_extraction_call_per_dialogue_not_one_per_pair():
     dialogue(model, [("Я живу в Казани", "Ок"), ("Мой кот — Барсик", "Ок"), ("Спасибо!", "Ясно")],
              [("Я работаю сварщиком", "Ок")])
     model.answer_to_question("d", "Где я живу?")
-    assert llm.batches == [3, 1]  # one extraction batch (small talk skipped), then the answer
+    assert list(llm.batches) == [3, 1]  # one extraction batch (small talk skipped), then the answer
     assert model.memory_stats("d")["llm"]["by_purpose"]["extract"]["calls"] == 3
 
 

@@ -80,10 +80,11 @@ class ScriptedLLM(LLM):
     name = "scripted"
     default_answer = "У меня нет такой информации."
 
-    def __init__(self, replies: Sequence = ()):
+    def __init__(self, replies: Sequence = (), history_limit: Optional[int] = None):
         self.queue: deque = deque(replies)
-        self.history: list[tuple] = []
-        self.batches: list[int] = []
+        # Tests read the whole history; a long CLI run keeps only the latest prompts.
+        self.history: deque = deque(maxlen=history_limit)
+        self.batches: deque = deque(maxlen=history_limit)
 
     def enqueue(self, *replies) -> None:
         self.queue.extend(replies)
@@ -151,7 +152,7 @@ def _replay(arg: str) -> LLM:
 
 
 BACKENDS: dict[str, Callable[[str], LLM]] = {
-    "scripted": lambda arg: ScriptedLLM(),
+    "scripted": lambda arg: ScriptedLLM(history_limit=100),
     "vllm": _backend("vllm_or_hf"),
     "hf": _backend("HFBackend"),
     "openai": _backend("OpenAIBackend"),
