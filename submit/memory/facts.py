@@ -21,6 +21,7 @@ from .lexical import normalize_word
 from .turns import NO_REPLY, USER, Turn
 
 MAX_FACTS_PER_PAIR = 10
+STRICT_MIN_CHARS = 25  # the budget's stricter pre-filter: shorter messages are rarely facts
 LIMITS = {"slot": 60, "value": 200, "statement": 300}
 FACTS_SCHEMA = {
     "type": "object",

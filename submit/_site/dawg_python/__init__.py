@@ -1,0 +1,2 @@
+from .dawgs import DAWG, BytesDAWG, CompletionDAWG, IntCompletionDAWG, IntDAWG, RecordDAWG
+from .wrapper import Dictionary

@@ -1,0 +1,41 @@
+"""The zip holds the submission at its root and nothing else; the bootstrap installs offline."""
+import zipfile
+
+import pytest
+
+from submit import bootstrap
+
+from conftest import ROOT
+
+
+def test_zip_has_the_submission_at_its_root_without_caches(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_zip", ROOT / "tools/make_zip.py")
+    make_zip = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_zip)
+    (ROOT / "submit/memory/__pycache__").mkdir(exist_ok=True)
+    out = tmp_path / "s.zip"
+    make_zip.build(out)
+    names = zipfile.ZipFile(out).namelist()
+    assert "__init__.py" in names and "model_inference.py" in names and "prompts/answer.ru.yaml" in names
+    assert "wheels/pins.txt" in names
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith(("tests", "local_eval"))]
+    with pytest.raises(SystemExit, match="over the"):
+        make_zip.build(tmp_path / "big.zip", limit=1000)
+    assert not (tmp_path / "big.zip").exists()
+
+
+def test_pins_name_modules_and_skip_what_the_image_has():
+    names = [p.split("==")[0] for p in bootstrap.pins()]
+    assert set(names) <= set(bootstrap.MODULES)
+    assert not {"torch", "numpy", "transformers", "vllm"} & set(names)
+
+
+def test_a_missing_wheel_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(bootstrap, "WHEELS", tmp_path)
+    with pytest.raises(bootstrap.BootstrapError, match="wheels missing .*nosuchpkg==1.0"):
+        bootstrap.install(["nosuchpkg==1.0"], tmp_path / "site", [])
+
+
+def test_nothing_to_install_when_everything_imports():
+    assert bootstrap.missing(bootstrap.pins()) == []

@@ -1,0 +1,79 @@
+"""Rehearse the zip offline: unpack it into a clean folder, build a clean virtualenv with only
+what the contest image has, and run our harness replica on it with the network blocked.
+
+    .venv/bin/python tools/check_zip.py dist/submission.zip
+
+The venv gets the image's pins (numpy 1.26.4, transformers 4.53.2, accelerate 1.9.0,
+huggingface-hub 0.34.3, jinja2, pyyaml, tqdm, pillow) and this machine's CPU torch; the
+zip's own wheels are installed by its bootstrap, offline. This machine runs Python 3.11,
+so the zip's cp310-only wheels cannot install here: their cp311 twins (same versions)
+are fetched beforehand and offered to the bootstrap through GIGAMEMORY_EXTRA_WHEELS; the
+abi3 and pure-Python wheels are the zip's own. The run uses the scripted LLM (no GigaChat
+here) on the demo and the contest sample, inside `unshare -n` (no network at all).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import venv
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+IMAGE = ["numpy==1.26.4", "transformers==4.53.2", "accelerate==1.9.0", "huggingface-hub==0.34.3",
+         "jinja2", "pyyaml", "tqdm", "pillow"]
+DRIVER = """
+import sys, time
+sys.path[:0] = [{unpacked!r}, {stand_ins!r}, {root!r}]
+start = time.time()
+from submit import SubmitModelWithMemory
+print(f"import (with offline install): {{time.time() - start:.1f}} s")
+from local_eval import harness, tasks
+model = SubmitModelWithMemory("/app/models/GigaChat-20B-A3B-instruct-v1.5-bf16")
+print("llm:", model.llm.name, "embedder:", model.embedder.name)
+records = tasks.load("demo") + tasks.load("gigamemory", {sample!r})
+results = [harness.run_record(model, r) for r in records]
+harness.write_outputs(results, __import__("pathlib").Path({out!r}))
+assert all(isinstance(r.answer, str) and r.answer for r in results)
+print(f"{{len(results)}} records answered; fallbacks: {{dict(model.fallbacks)}}")
+"""
+
+
+def run(cmd, **kw):
+    print("+", " ".join(map(str, cmd))[:200], flush=True)
+    subprocess.run(cmd, check=True, **kw)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("zip", nargs="?", default=str(ROOT / "dist" / "submission.zip"))
+    p.add_argument("--work", help="folder to work in (default: a temporary one)")
+    args = p.parse_args(argv)
+    work = Path(args.work or tempfile.mkdtemp(prefix="check-zip-"))
+    unpacked = work / "unpacked"
+    with zipfile.ZipFile(args.zip) as z:
+        z.extractall(unpacked / "submit")
+    env_dir = work / "venv"
+    venv.create(env_dir, with_pip=True, clear=True)
+    py = str(env_dir / "bin" / "python")
+    run([py, "-m", "pip", "install", "-q", "torch==2.13.0"])
+    run([py, "-m", "pip", "install", "-q", *IMAGE])
+    host_wheels = work / "host-wheels"
+    if sys.version_info[:2] != (3, 10):
+        pins = unpacked / "submit" / "wheels" / "pins.txt"
+        run([py, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(host_wheels),
+             "-r", str(pins)])
+    driver = DRIVER.format(unpacked=str(unpacked), stand_ins=str(ROOT / "local_eval"), root=str(ROOT),
+                           sample=str(ROOT.parent / "shared/data/gigamemory/format_example.jsonl"),
+                           out=str(work / "out"))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "GIGAMEMORY_LLM": "scripted",
+           "GIGAMEMORY_SITE": str(work / "site"), "GIGAMEMORY_EXTRA_WHEELS": str(host_wheels)}
+    run(["unshare", "-n", py, "-c", driver], env=env)
+    print(f"check-zip passed: {work}/out/submit.csv")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
