@@ -24,21 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE = ["numpy==1.26.4", "transformers==4.53.2", "accelerate==1.9.0", "huggingface-hub==0.34.3",
          "jinja2", "pyyaml", "tqdm", "pillow"]
-DRIVER = """
-import sys, time
-sys.path[:0] = [{unpacked!r}, {stand_ins!r}, {root!r}]
-start = time.time()
-from submit import SubmitModelWithMemory
-print(f"import (with offline install): {{time.time() - start:.1f}} s")
-from local_eval import harness, tasks
-model = SubmitModelWithMemory("/app/models/GigaChat-20B-A3B-instruct-v1.5-bf16")
-print("llm:", model.llm.name, "embedder:", model.embedder.name)
-records = tasks.load("demo") + tasks.load("gigamemory", {sample!r})
-results = [harness.run_record(model, r) for r in records]
-harness.write_outputs(results, __import__("pathlib").Path({out!r}))
-assert all(isinstance(r.answer, str) and r.answer for r in results)
-print(f"{{len(results)}} records answered; fallbacks: {{dict(model.fallbacks)}}")
-"""
 
 
 def run(cmd, **kw):
@@ -65,12 +50,11 @@ def main(argv=None) -> int:
         pins = unpacked / "submit" / "wheels" / "pins.txt"
         run([py, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(host_wheels),
              "-r", str(pins)])
-    driver = DRIVER.format(unpacked=str(unpacked), stand_ins=str(ROOT / "local_eval"), root=str(ROOT),
-                           sample=str(ROOT.parent / "shared/data/gigamemory/format_example.jsonl"),
-                           out=str(work / "out"))
     env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "GIGAMEMORY_LLM": "scripted",
            "GIGAMEMORY_SITE": str(work / "site"), "GIGAMEMORY_EXTRA_WHEELS": str(host_wheels)}
-    run(["unshare", "-n", py, "-c", driver], env=env)
+    sample = ROOT.parent / "shared/data/gigamemory/format_example.jsonl"
+    run(["unshare", "-n", py, str(ROOT / "tools/rehearse.py"), "--unpacked", str(unpacked),
+         "--data", str(sample), "--out", str(work / "out")], env=env)
     print(f"check-zip passed: {work}/out/submit.csv")
     return 0
 

@@ -7,8 +7,9 @@ spread over a session's turns and sessions that keep coming up rank together.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,6 +35,20 @@ class RetrieveSettings:
     # Turns with no dense key (long assistant replies) rank by BM25 alone, on a smaller
     # weight: their many generic words match questions without holding user facts.
     lexical_only_weight: float = 0.05
+    # ... unless the question asks what the assistant said ("remind me what you recommended").
+    assistant_question_weight: float = 0.3
+
+
+ASKS_ASSISTANT = re.compile(
+    r"\byou (told|said|mentioned|recommended|suggested|provided|gave|listed|created|wrote|made|shared|explained)"
+    r"|remind me|our (previous|earlier|last) (chat|conversation|discussion)"
+    r"|напомни|(ты|вы) (мне )?(говорил|сказал|советовал|рекомендовал|предлагал|писал|перечислял|называл)",
+    re.IGNORECASE)
+
+
+def asks_about_assistant(question: str) -> bool:
+    """True when the question is about the assistant's own words, which live in its long replies."""
+    return bool(ASKS_ASSISTANT.search(question))
 
 
 def best_per_turn(scores: np.ndarray, keys: list) -> dict:
@@ -62,6 +77,8 @@ def fuse(dense: dict, lexical: dict, settings: RetrieveSettings) -> dict:
 def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
            settings: RetrieveSettings = RetrieveSettings()) -> list[Hit]:
     """All turns with any key, best first."""
+    if asks_about_assistant(question):
+        settings = replace(settings, lexical_only_weight=settings.assistant_question_weight)
     dense_scores, dense_keys = index.dense_search(query_vector)
     lexical_scores, lexical_keys = index.lexical_search(question)
     dense = best_per_turn(dense_scores, dense_keys)

@@ -1,0 +1,44 @@
+"""The timing profile: every answer_time split into stages, and a projection of the hidden
+set's total time against the contest's 7-hour limit.
+
+Stages come from DialogueMemory.timings (seconds per stage, per dialogue): write,
+extract, index, embed, retrieve, pack, answer; "other" is answer_time minus their sum.
+Pure functions over result rows; called by run.py and report.py.
+"""
+from __future__ import annotations
+
+STAGES = ("write", "extract", "index", "embed", "retrieve", "pack", "answer", "other")
+LIMIT_SECONDS = 7 * 3600
+
+
+def percentile(values: list, q: float) -> float:
+    """Nearest-rank percentile: `percentile([1, 2, 3, 4], 0.5)` == 2."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(1, int(-(-q * len(ordered) // 1)))  # ceil(q * n), at least 1
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def stage_times(row: dict) -> dict:
+    timings = dict((row.get("stats") or {}).get("timings") or {})
+    out = {s: float(timings.get(s, 0.0)) for s in STAGES if s != "other"}
+    out["other"] = max(0.0, float(row["answer_time"]) - sum(out.values()))
+    return out
+
+
+def profile(rows: list, project_n: int = 1000) -> dict:
+    per_stage = {s: [stage_times(r)[s] for r in rows] for s in STAGES}
+    totals = [float(r["answer_time"]) for r in rows]
+    mean = sum(totals) / len(totals) if totals else 0.0
+    projected = mean * project_n
+    return {
+        "stages": {s: {"p50": round(percentile(v, 0.5), 4), "p90": round(percentile(v, 0.9), 4),
+                       "max": round(max(v, default=0.0), 4), "mean": round(sum(v) / len(v), 4) if v else 0.0}
+                   for s, v in per_stage.items()},
+        "answer_time": {"p50": round(percentile(totals, 0.5), 3), "p90": round(percentile(totals, 0.9), 3),
+                        "max": round(max(totals, default=0.0), 3), "mean": round(mean, 3)},
+        "projection": {"dialogues": project_n, "seconds": round(projected, 1),
+                       "hours": round(projected / 3600, 2), "limit_hours": LIMIT_SECONDS / 3600,
+                       "fits": projected <= LIMIT_SECONDS},
+    }
