@@ -24,9 +24,11 @@ def test_default_run_on_the_demo_writes_table_and_files(tmp_path):
     assert "question type" in proc.stdout and "ALL" in proc.stdout
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["records"] == 10
-    assert set(summary["lexical_by_type"]) == {"fact_equal_session", "info_consolidation",
-                                               "info_updating", "no_info"}
-    assert (tmp_path / "output.json").is_file() and (tmp_path / "submit.csv").is_file()
+    assert set(summary["accuracy_by_type"]) == {"fact_equal_session", "info_consolidation",
+                                                "info_updating", "no_info"}
+    assert summary["scorer"] == "lexical" and summary["llm"]["calls_per_dialogue"] > 1
+    for name in ("output.json", "submit.csv", "report.md", "accuracy.png", "stages.png", "results.jsonl"):
+        assert (tmp_path / name).is_file(), name
 
 
 def test_contest_sample_gives_four_rows(tmp_path, shared_data):
@@ -43,3 +45,31 @@ def test_contest_sample_gives_four_rows(tmp_path, shared_data):
 def test_dataset_other_than_demo_needs_data():
     proc = run("--dataset", "locomo")
     assert proc.returncode == 2 and "needs --data" in proc.stderr
+
+
+def test_an_interrupted_run_resumes_without_redoing_finished_records(tmp_path):
+    from local_eval import results
+    assert run("--out", str(tmp_path), "--embedder", "hash", "--limit", "3").returncode == 0
+    first = results.read(tmp_path)
+    with (tmp_path / "results.jsonl").open("a") as f:
+        f.write('{"id": "demo-04", "cut mid-line')  # an interruption while writing
+    proc = run("--out", str(tmp_path), "--embedder", "hash")
+    assert proc.returncode == 0 and "resuming: 3 of 10" in proc.stdout
+    rows = results.read(tmp_path)
+    assert [r["id"] for r in rows[:3]] == [r["id"] for r in first]
+    assert rows[:3] == first and len(rows) == 10
+    assert len({r["id"] for r in rows}) == 10
+
+
+def test_shards_merge_into_one_report_with_official_formats(tmp_path, shared_data):
+    data = str(shared_data / "locomo/locomo10_dev.json")
+    for k in (1, 2):
+        proc = run("--dataset", "locomo", "--data", data, "--shard", f"{k}/2", "--limit", "2",
+                   "--out", str(tmp_path / f"s{k}"), "--embedder", "hash")
+        assert proc.returncode == 0, proc.stderr
+    proc = run("--dataset", "locomo", "--merge", str(tmp_path / "s1"), str(tmp_path / "s2"),
+               "--out", str(tmp_path / "all"), "--embedder", "hash")
+    assert proc.returncode == 0, proc.stderr
+    predictions = [json.loads(x) for x in (tmp_path / "all/predictions.jsonl").read_text().splitlines()]
+    assert [p["qa_id"] for p in predictions] == ["conv-26_q0", "conv-26_q2", "conv-26_q1", "conv-26_q3"]
+    assert set(predictions[0]) == {"qa_id", "predicted_answer"}
