@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .llm import BackendUnavailable
+from .llm import BackendUnavailable, from_spec
 
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:
@@ -115,11 +115,7 @@ BACKENDS: dict[str, Callable[[str], Embedder]] = {
 
 def make_embedder(spec: str) -> Embedder:
     """`make_embedder("hash")`, `make_embedder("st:submit/weights/multilingual-e5-large")`."""
-    kind, _, arg = spec.partition(":")
-    if kind not in BACKENDS:
-        raise BackendUnavailable(f"unknown embedder {kind!r} in {spec!r}; "
-                                 f"known: {', '.join(sorted(BACKENDS))}")
-    return BACKENDS[kind](arg)
+    return from_spec(spec, BACKENDS, "embedder")
 
 
 class CachedEmbedder(Embedder):

@@ -162,10 +162,14 @@ BACKENDS: dict[str, Callable[[str], LLM]] = {
 }
 
 
+def from_spec(spec: str, backends: dict, what: str):
+    """A backend from "kind:argument" through a table of builders; unknown kinds say what is known."""
+    kind, _, arg = spec.partition(":")
+    if kind not in backends:
+        raise BackendUnavailable(f"unknown {what} {kind!r} in {spec!r}; known: {', '.join(sorted(backends))}")
+    return backends[kind](arg)
+
+
 def make_llm(spec: str) -> LLM:
     """`make_llm("scripted")`, `make_llm("vllm:/app/models/GigaChat")`: kind, colon, argument."""
-    kind, _, arg = spec.partition(":")
-    if kind not in BACKENDS:
-        raise BackendUnavailable(f"unknown LLM backend {kind!r} in {spec!r}; "
-                                 f"known: {', '.join(sorted(BACKENDS))}")
-    return BACKENDS[kind](arg)
+    return from_spec(spec, BACKENDS, "LLM backend")

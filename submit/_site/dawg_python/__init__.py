@@ -1,2 +1,0 @@
-from .dawgs import DAWG, BytesDAWG, CompletionDAWG, IntCompletionDAWG, IntDAWG, RecordDAWG
-from .wrapper import Dictionary
