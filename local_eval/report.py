@@ -45,11 +45,12 @@ def _plots(summary: dict, out: Path) -> list:
 
 def render(summary: dict) -> str:
     acc = summary["accuracy_by_type"]
-    rows = [[t, m["n"], f"{m['accuracy']:.3f}", f"{m['f1']:.3f}", f"{m.get('evidence_in_context', '–')}"]
+    show = lambda v: "–" if v is None else f"{v:.3f}"  # noqa: E731
+    rows = [[t, m["n"], show(m["accuracy"]), show(m["f1"]), show(m["evidence_in_context"])]
             for t, m in acc.items()]
     overall = summary["accuracy"]
-    rows.append(["**all**", overall["n"], f"**{overall['accuracy']:.3f}**", f"{overall['f1']:.3f}",
-                 overall.get("evidence_in_context", "–")])
+    rows.append(["**all**", overall["n"], f"**{show(overall['accuracy'])}**", show(overall["f1"]),
+                 show(overall["evidence_in_context"])])
     prof = summary["profile"]
     stage_rows = [[s, v["p50"], v["p90"], v["max"]] for s, v in prof["stages"].items()]
     proj = prof["projection"]
