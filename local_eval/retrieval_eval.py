@@ -59,11 +59,9 @@ def measure(record, embedder, settings, facts_of=None) -> Measured:
     for pair in harness.pairs(messages):
         memory.write(pair)
     start = time.process_time()
-    memory.index.add_turns(memory.store.turns)
-    memory._indexed = len(memory.store.turns)
     if facts_of is not None:
         memory.add_facts(facts_of(record))
-    memory.index.embed_pending()
+    memory.index_pending()
     indexed = time.process_time()
     hits = memory.rank(record.question)
     lang = detect_lang(record.question)

@@ -62,6 +62,7 @@ class DialogueMemory:
         self.extraction = Counter()  # pairs seen/skipped, facts, unparsable replies
         self._indexed = 0  # turns already handed to the index
         self._extracted = 0  # turns already seen by extraction
+        self._query: tuple = (None, None)  # (question, its embedding)
         self.started = time.monotonic()  # the first write: the dialogue's clock for the budget
 
     @contextmanager
@@ -86,7 +87,7 @@ class DialogueMemory:
         hits = self.rank(question)
         with self.stage("pack"):
             context = self._pack(hits, lang)
-        lines = self.fact_lines(hits, lang) if use_facts else []
+        lines = self.fact_lines(question, lang) if use_facts else []
         chat = answer_step.build_prompt(question, context, lang, facts=lines,
                                         question_date=self.store.question_date)
         with self.stage("answer"):
@@ -132,16 +133,27 @@ class DialogueMemory:
         self.facts += new
         self.index.add_keys([f.statement for f in new], [f.turn_idx for f in new], kind="fact")
 
-    def rank(self, question: str) -> list[Hit]:
-        """Every indexed turn, best first, for this question (embeds pending keys first)."""
+    def index_pending(self) -> None:
+        """Hand new turns to the index and embed every pending key, in one batch."""
         with self.stage("index"):
             self.index.add_turns(self.store.turns[self._indexed:])
             self._indexed = len(self.store.turns)
         with self.stage("embed"):
             self.index.embed_pending()
-            self._query = self.embedder.embed_queries([question])[0]
+
+    def rank(self, question: str) -> list[Hit]:
+        """Every indexed turn, best first, for this question."""
+        self.index_pending()
+        with self.stage("embed"):
+            query = self._query_vector(question)
         with self.stage("retrieve"):
-            return search(self.index, self.store, question, self._query, self.settings.retrieve)
+            return search(self.index, self.store, question, query, self.settings.retrieve)
+
+    def _query_vector(self, question: str):
+        """The question's embedding, computed once per question (rank and fact_lines share it)."""
+        if self._query[0] != question:
+            self._query = (question, self.embedder.embed_queries([question])[0])
+        return self._query[1]
 
     def build_context(self, question: str, lang: str, budget: Optional[int] = None) -> Context:
         return self._pack(self.rank(question), lang, budget)
@@ -150,11 +162,11 @@ class DialogueMemory:
         return pack(self.store, [self.store.turns[h.turn_idx] for h in hits],
                     budget or self.settings.context_chars, lang, self.settings.max_turn_chars)
 
-    def fact_lines(self, hits: list, lang: str) -> list[str]:
+    def fact_lines(self, question: str, lang: str) -> list[str]:
         """Slot chains of the facts nearest the question, as prompt lines, oldest session first."""
         if not self.facts:
             return []
-        scores, keys = self.index.dense_search(self._query)
+        scores, keys = self.index.dense_search(self._query_vector(question))
         ranked = sorted((s, k) for s, k in zip(scores.tolist(), keys) if k.kind == "fact")[::-1]
         by_statement = {}
         for fact in self.facts:
