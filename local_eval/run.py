@@ -88,7 +88,7 @@ def build_model(args):
     from submit import SubmitModelWithMemory
     from submit.config import Config
     config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
-                    embed_cache_dir=str(Path(args.cache_dir) / "embeddings") if args.cache_dir else None,
+                    embed_cache_dir=args.cache_dir or None,
                     answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues)
     kind, _, arg = args.llm.partition(":")
     return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)
