@@ -41,6 +41,7 @@ class Measured:
     scores: dict
     index_seconds: float
     retrieve_seconds: float
+    wall_seconds: float  # index + retrieve, wall clock
 
 
 def measure(record, embedder, settings, facts_of=None) -> Measured:
@@ -58,7 +59,7 @@ def measure(record, embedder, settings, facts_of=None) -> Measured:
     memory.store.session_dates.update({s.id: s.date for s in record.sessions if s.date})
     for pair in harness.pairs(messages):
         memory.write(pair)
-    start = time.process_time()
+    start, wall = time.process_time(), time.perf_counter()
     if facts_of is not None:
         memory.add_facts(facts_of(record))
     memory.index_pending()
@@ -73,7 +74,8 @@ def measure(record, embedder, settings, facts_of=None) -> Measured:
     scores = {f"session_recall_all@{k}": session_recall_all(record.evidence_sessions, sessions, k)
               for k in SESSION_KS}
     scores.update({f"evidence_recall@{b}c": evidence_recall(units, contexts[b].turn_ids) for b in BUDGETS})
-    return Measured(record.id, record.question_type, scores, indexed - start, done - indexed)
+    return Measured(record.id, record.question_type, scores, indexed - start, done - indexed,
+                    time.perf_counter() - wall)
 
 
 def aggregate(measured: list) -> tuple[dict, dict]:
@@ -83,6 +85,7 @@ def aggregate(measured: list) -> tuple[dict, dict]:
         out["n"] = len(rows)
         out["cpu_s_index_per_dialogue"] = round(sum(r.index_seconds for r in rows) / len(rows), 3)
         out["cpu_s_retrieve_per_question"] = round(sum(r.retrieve_seconds for r in rows) / len(rows), 3)
+        out["wall_s_per_question"] = round(sum(r.wall_seconds for r in rows) / len(rows), 3)
         return out
     by_type = defaultdict(list)
     for row in measured:
@@ -126,8 +129,8 @@ def run(records, args) -> dict:
 def print_table(summary: dict) -> None:
     print(f"\n{summary['dataset']}: retrieval ({summary['retrieval_method']}, embedder="
           f"{summary['embedder']}), {summary['retrieval'].get('n', 0)} questions with evidence")
-    cols = ["n", *METRICS, "cpu_s_index_per_dialogue", "cpu_s_retrieve_per_question"]
-    short = ["n", "sess@5", "sess@10", "ev@4k", "ev@8k", "ev@16k", "ev@32k", "idx s", "ret s"]
+    cols = ["n", *METRICS, "cpu_s_index_per_dialogue", "cpu_s_retrieve_per_question", "wall_s_per_question"]
+    short = ["n", "sess@5", "sess@10", "ev@4k", "ev@8k", "ev@16k", "ev@32k", "idx s", "ret s", "wall s"]
     print(f"{'question type':<28}" + "".join(f"{c:>9}" for c in short))
     rows = [*summary["retrieval_by_type"].items(), ("ALL", summary["retrieval"])]
     for name, m in rows:
