@@ -22,9 +22,15 @@ def _plots(summary: dict, out: Path) -> list:
     by_type = summary["accuracy_by_type"]
     if by_type:
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        ax.barh(list(by_type), [m["accuracy"] for m in by_type.values()], color="#4878a8")
+        names = list(by_type)
+        rows = range(len(names))
+        ax.barh([r + 0.2 for r in rows], [by_type[t]["accuracy"] or 0 for t in names], height=0.4,
+                color="#4878a8", label=f"accuracy ({summary['scorer']})")
+        ax.barh([r - 0.2 for r in rows], [by_type[t]["evidence_in_context"] or 0 for t in names], height=0.4,
+                color="#a8c4e0", label="evidence in context")
+        ax.set_yticks(list(rows), names)
         ax.set_xlim(0, 1)
-        ax.set_xlabel(f"accuracy ({summary['scorer']})")
+        ax.legend(loc="lower right", fontsize=8)
         fig.tight_layout()
         fig.savefig(out / "accuracy.png", dpi=100)
         plt.close(fig)
