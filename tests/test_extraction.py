@@ -98,3 +98,11 @@ def test_slots_match_reordered_and_inflected_keys():
     chain = slots.chains["собака.кличка"]
     assert [v.fact.value for v in chain] == ["Бобик", "Шарик"]
     assert render(chain, "en") == "[session 3] Кличка собаки=Шарик (earlier: Бобик (session 1))"
+
+
+def test_an_empty_memory_abstains_without_asking_the_model():
+    model, llm = make_model(["this reply must not be used"])
+    assert model.answer_to_question("nothing-written", "Как меня зовут?") == "У меня нет такой информации."
+    model.write_to_memory([Message("user", "", 1), Message("assistant", "", 1)], "blank")
+    assert model.answer_to_question("blank", "What is my name?") == "I don't have that information."
+    assert list(llm.batches) == [] and len(llm.queue) == 1

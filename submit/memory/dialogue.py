@@ -88,6 +88,9 @@ class DialogueMemory:
         with self.stage("pack"):
             context = self._pack(hits, lang)
         lines = self.fact_lines(question, lang) if use_facts else []
+        if not context.turn_ids and not lines:  # nothing remembered: nothing for a model to read
+            return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang,
+                          timings=dict(self.timings))
         chat = answer_step.build_prompt(question, context, lang, facts=lines,
                                         question_date=self.store.question_date)
         with self.stage("answer"):
