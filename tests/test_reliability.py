@@ -4,11 +4,9 @@ Property tests (hypothesis) drive SubmitModelWithMemory through the public conte
 methods with hostile input; faults come from first-class fakes (a scripted LLM that
 raises or returns garbage, an embedder that fails), never from mocks of our code.
 """
-import socket
 import subprocess
 import sys
 
-import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from submit.memory.embed import HashEmbedder

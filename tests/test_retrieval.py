@@ -3,7 +3,7 @@ import numpy as np
 
 from local_eval.retrieval_eval import evidence_recall, session_recall_all
 from submit.memory.embed import CachedEmbedder, HashEmbedder
-from submit.memory.index import IndexSettings, KeyIndex, chunks
+from submit.memory.index import KeyIndex, chunks
 from submit.memory.lexical import tokenize
 from submit.memory.retrieve import RetrieveSettings, fuse, rank_sessions, search
 from submit.memory.turns import TurnStore
