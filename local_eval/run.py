@@ -57,6 +57,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="on-disk caches for eval runs (embeddings by text hash); '' to disable")
     p.add_argument("--answer-ceiling", type=float, default=150.0,
                    help="hard ceiling on one answer, seconds (the contest default; raise it for slow CPU models)")
+    p.add_argument("--extract-max-tokens", type=int, default=256,
+                   help="output cap of each extraction call (lower it for small CPU models)")
     p.add_argument("--expected-dialogues", type=int, default=1000,
                    help="dialogues the time budget plans for (7 h shared among them)")
     p.add_argument("--project-n", type=int, default=1000, help="hidden-set size for the time projection")
@@ -89,7 +91,8 @@ def build_model(args):
     from submit.config import Config
     config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
                     embed_cache_dir=args.cache_dir or None,
-                    answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues)
+                    answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues,
+                    extract_max_tokens=args.extract_max_tokens)
     kind, _, arg = args.llm.partition(":")
     return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)
 

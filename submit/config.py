@@ -34,13 +34,14 @@ class Config:
     context_chars: int = 8000
     max_turn_chars: int = 1200
     answer_max_tokens: int = 100
+    extract_max_tokens: int = 256
     embed_cache_dir: Optional[str] = None  # eval runs only: embeddings cached by text hash
     expected_dialogues: int = 1000
     budget_hours: float = 6.5
     answer_ceiling_s: float = 150.0
 
     def __post_init__(self):
-        for name in ("context_chars", "max_turn_chars", "answer_max_tokens"):
+        for name in ("context_chars", "max_turn_chars", "answer_max_tokens", "extract_max_tokens"):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")

@@ -39,7 +39,8 @@ class SubmitModelWithMemory(ModelWithMemory):
             self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
         self.settings = Settings(context_chars=self.config.context_chars,
                                  max_turn_chars=self.config.max_turn_chars,
-                                 answer_max_tokens=self.config.answer_max_tokens)
+                                 answer_max_tokens=self.config.answer_max_tokens,
+                                 extract_max_tokens=self.config.extract_max_tokens)
         self.budget = TimeBudget(BudgetSettings(total_seconds=self.config.budget_hours * 3600,
                                                 expected_dialogues=self.config.expected_dialogues,
                                                 answer_ceiling_seconds=self.config.answer_ceiling_s))
