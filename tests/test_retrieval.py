@@ -1,11 +1,13 @@
 """Retrieval engine: lexical analysis, key index, fusion, metrics, the embedding cache."""
 import numpy as np
+import pytest
 
 from local_eval.retrieval_eval import evidence_recall, session_recall_all
 from submit.memory.embed import CachedEmbedder, HashEmbedder
 from submit.memory.index import KeyIndex, chunks
 from submit.memory.lexical import tokenize
-from submit.memory.retrieve import RetrieveSettings, fuse, rank_sessions, search
+from submit.memory.retrieve import (RetrieveSettings, _neighbor_boost, _session_boost, _speaker_boost, fuse,
+                                    is_peer_chat, rank_sessions, search)
 from submit.memory.turns import TurnStore
 from models import Message
 
@@ -37,6 +39,14 @@ def test_long_assistant_replies_are_left_to_bm25():
     index.add_turns(store.turns)
     assert [(k.turn_idx, k.role) for k in index.dense_keys] == [(0, "user"), (2, "user"), (3, "assistant")]
     assert [k.turn_idx for k in index.lexical_keys] == [0, 1, 2, 3]
+
+
+def test_turns_without_a_word_get_no_key():
+    store = store_of([("Я люблю кофе", "\u200b")], [("   ", "Понятно.")])
+    index = KeyIndex(HashEmbedder())
+    index.add_turns(store.turns)
+    assert [k.turn_idx for k in index.lexical_keys] == [0, 3]
+    assert [k.turn_idx for k in index.dense_keys] == [0, 3]
 
 
 def test_fact_keys_point_to_their_source_turn():
@@ -82,3 +92,38 @@ def test_embedding_cache_returns_the_same_vectors_and_counts_hits(tmp_path):
     assert np.array_equal(first[[1, 0]], again)
     assert (cached.misses, cached.hits) == (2, 1)
     assert not np.array_equal(cached.embed_queries(["кот"]), np.zeros((1, 256)))
+
+
+def test_a_chat_is_peer_when_the_second_side_writes_short_turns():
+    peers = store_of([("Caroline: I went to a support group.", "Melanie: Wow, how was it?")])
+    assistant = store_of([("Посоветуй книгу", "Вот несколько книг, которые стоит прочитать: " * 20)])
+    assert is_peer_chat(peers, 400) and not is_peer_chat(assistant, 400)
+    assert not is_peer_chat(TurnStore(), 400)
+
+
+def test_boosts_add_session_neighbour_and_speaker_shares():
+    store = store_of([("Caroline: a", "Melanie: b"), ("Caroline: c", "Melanie: d")], [("Caroline: e", "x")])
+    base = {0: 1.0, 1: 0.5, 2: 0.2, 3: 0.0, 4: 0.8}
+    assert _session_boost({0: 1.0, 4: 0.8}, base, store, 0.5) == pytest.approx({0: 1.5, 4: 1.2})
+    near = _neighbor_boost(base, store, 0.5)
+    # half the better neighbour in the same session; turn 4 has none there, so the floor (0.0)
+    assert near == pytest.approx({0: 1.25, 1: 1.0, 2: 0.45, 3: 0.1, 4: 0.8})
+    spoken = _speaker_boost(base, store, "What did Melanie say?", 0.04)
+    assert [round(spoken[t] - base[t], 2) for t in range(5)] == [0, 0.04, 0, 0.04, 0]
+
+
+def test_peer_chats_get_neighbour_and_speaker_boosts_in_search():
+    store = store_of([("Caroline: I went hiking last weekend.", "Melanie: Where did you go?"),
+                      ("Caroline: To the mountains near Denver.", "Melanie: Lovely!")],
+                     [("Caroline: I bought a new car.", "Melanie: Congrats!")])
+    embedder = HashEmbedder()
+    index = KeyIndex(embedder)
+    index.add_turns(store.turns)
+    question = "Where did Caroline go hiking?"
+    vector = embedder.embed_queries([question])[0]
+    off = RetrieveSettings(peer_max_median_chars=0, speaker_weight=0.0)
+    on, plain = search(index, store, question, vector), search(index, store, question, vector, off)
+    assert {h.turn_idx for h in on} == {h.turn_idx for h in plain}
+    gain = {h.turn_idx: h.score for h in on}
+    base = {h.turn_idx: h.score for h in plain}
+    assert gain[2] - base[2] > gain[5] - base[5]  # Caroline's turns gain more than Melanie's

@@ -8,6 +8,7 @@ embedded lazily, in one batch, when the first search needs them. Called by `retr
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -16,6 +17,8 @@ import numpy as np
 from .embed import Embedder
 from .lexical import tokenize
 from .turns import USER, Turn
+
+HAS_WORD = re.compile(r"\w")
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,8 @@ class KeyIndex:
     def add_turns(self, turns: Sequence[Turn]) -> None:
         s = self.settings
         for turn in turns:
-            if not turn.text.strip():
-                continue
+            if not HAS_WORD.search(turn.text):
+                continue  # empty or a lone zero-width space: a key would only take context room
             self.lexical_keys.append(Key(turn.text, turn.idx, "turn", turn.role))
             if turn.role == USER:
                 pieces = chunks(turn.text, s.chunk_chars, s.max_chunks)
