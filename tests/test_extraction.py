@@ -100,6 +100,16 @@ def test_slots_match_reordered_and_inflected_keys():
     assert render(chain, "en") == "[session 3] Кличка собаки=Шарик (earlier: Бобик (session 1))"
 
 
+def test_every_added_fact_knows_its_chain_a_repeat_too():
+    slots = Slots(HashEmbedder())
+    make = lambda slot, value, s: F.Fact(slot, value, f"{slot}={value}", s, s, s)
+    first, repeat, other = make("город", "Томск", 0), make("город", "томск", 3), make("работа", "сварщик", 1)
+    slots.add([first, repeat, other])
+    assert [v.fact for v in slots.chains["город"]] == [first]  # a repeat is not a new version
+    assert (slots.chain_of(first), slots.chain_of(repeat), slots.chain_of(other)) == ("город", "город", "работа")
+    assert slots.chain_of(make("город", "Омск", 5)) is None
+
+
 def test_an_empty_memory_abstains_without_asking_the_model():
     model, llm = make_model(["this reply must not be used"])
     assert model.answer_to_question("nothing-written", "Как меня зовут?") == "У меня нет такой информации."

@@ -84,7 +84,7 @@ class DialogueMemory:
         if use_facts and self.settings.extract and level < budget.NO_EXTRACTION:
             only = self._top_user_turns(question) if level >= budget.TOP_TURNS else None
             self.extract_pending(strict=level >= budget.STRICT, only=only)
-        hits = self.rank(question)
+        hits = self.rank(question)  # after extraction, so the new fact keys take part
         with self.stage("pack"):
             context = self._pack(hits, lang)
         lines = self.fact_lines(question, lang) if use_facts else []

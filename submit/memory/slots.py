@@ -35,11 +35,13 @@ class Slots:
         self.chains: dict[str, list[SlotVersion]] = {}
         self._words: dict[str, str] = {}  # chain key -> normalized words
         self._vectors: dict[str, np.ndarray] = {}
+        self._chain_of: dict[Fact, str] = {}  # every fact added, repeats too -> its chain key
 
     def add(self, facts: Sequence[Fact]) -> None:
         for fact in sorted(facts, key=lambda f: (f.session_order, f.pair_index)):
             key = self.match(fact.slot) or self._new_chain(fact.slot)
             chain = self.chains[key]
+            self._chain_of[fact] = key
             if chain and _same_value(chain[-1].fact.value, fact.value):
                 continue  # a repeat confirms the current value; it is not a new version
             chain.append(SlotVersion(key, fact))
@@ -74,10 +76,8 @@ class Slots:
         return self.chains[key][-1]
 
     def chain_of(self, fact: Fact) -> Optional[str]:
-        for key, chain in self.chains.items():
-            if any(v.fact == fact for v in chain):
-                return key
-        return None
+        """The chain a fact went to (a repeat of the current value too), None if never added."""
+        return self._chain_of.get(fact)
 
 
 def _same_value(a: str, b: str) -> bool:
