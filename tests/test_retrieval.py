@@ -6,8 +6,8 @@ from local_eval.retrieval_eval import evidence_recall, session_recall_all
 from submit.memory.embed import CachedEmbedder, HashEmbedder
 from submit.memory.index import KeyIndex, chunks
 from submit.memory.lexical import tokenize
-from submit.memory.retrieve import (RetrieveSettings, _neighbor_boost, _session_boost, _speaker_boost, fuse,
-                                    is_peer_chat, rank_sessions, search)
+from submit.memory.retrieve import (RetrieveSettings, _neighbor_boost, _session_boost, _speaker_boost,
+                                    expand_query, fuse, is_peer_chat, rank_sessions, search)
 from submit.memory.turns import TurnStore
 from models import Message
 
@@ -127,3 +127,19 @@ def test_peer_chats_get_neighbour_and_speaker_boosts_in_search():
     gain = {h.turn_idx: h.score for h in on}
     base = {h.turn_idx: h.score for h in plain}
     assert gain[2] - base[2] > gain[5] - base[5]  # Caroline's turns gain more than Melanie's
+
+
+def test_feedback_moves_the_query_towards_its_best_user_keys_only():
+    store = store_of([("Я купил фикус", "Фикус любит свет"), ("Я купил кактус", "Кактус")])
+    embedder = HashEmbedder()
+    index = KeyIndex(embedder)
+    index.add_turns(store.turns)
+    query = embedder.embed_queries(["какие растения я купил"])[0]
+    scores, keys = index.dense_search(query)
+    assert [k.role for k in keys] == ["user", "assistant", "user", "assistant"]
+    moved = expand_query(index, query, scores, k=2, weight=0.5)
+    users = index.vectors([0, 2])
+    expected = query + 0.5 * users.mean(axis=0)
+    assert np.allclose(moved, expected / np.linalg.norm(expected), atol=1e-6)
+    assert np.isclose(np.linalg.norm(moved), 1.0)
+    assert np.array_equal(expand_query(index, query, scores, k=0, weight=0.5), query)

@@ -97,6 +97,10 @@ class KeyIndex:
         out[ids[0][valid]] = scores[0][valid]
         return out, self.dense_keys[: self._embedded]
 
+    def vectors(self, positions) -> np.ndarray:
+        """The embedded vectors of these dense keys (by position in `dense_keys`)."""
+        return np.stack([self._faiss.reconstruct(int(i)) for i in positions]).astype(np.float32)
+
     def lexical_search(self, query: str) -> tuple[np.ndarray, list]:
         """BM25 score of every lexical key for the query's lemmas."""
         tokens = tokenize(query)
