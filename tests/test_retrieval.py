@@ -143,3 +143,18 @@ def test_feedback_moves_the_query_towards_its_best_user_keys_only():
     assert np.allclose(moved, expected / np.linalg.norm(expected), atol=1e-6)
     assert np.isclose(np.linalg.norm(moved), 1.0)
     assert np.array_equal(expand_query(index, query, scores, k=0, weight=0.5), query)
+
+
+def test_records_of_one_dialogue_share_the_memory_built_for_the_first(shared_data):
+    from local_eval import tasks
+    from local_eval.retrieval_eval import evaluate, measure
+    from submit.memory.dialogue import Settings
+    records = [r for r in tasks.load("gigamemory", str(shared_data / "gigamemory/ru_dev_questions.jsonl"))
+               if not r.abstention and r.evidence]
+    first = records[0].dialogue_id
+    same = [r for r in records if r.dialogue_id == first][:3]
+    assert len(same) >= 2
+    shared = evaluate(same, HashEmbedder(), Settings(), progress=False)
+    assert [m.built for m in shared] == [True] + [False] * (len(same) - 1)
+    alone = [measure(r, HashEmbedder(), Settings()) for r in same]
+    assert [m.scores for m in shared] == [m.scores for m in alone]

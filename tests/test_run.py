@@ -42,6 +42,19 @@ def test_contest_sample_gives_four_rows(tmp_path, shared_data):
     assert (tmp_path / "summary.json").is_file()
 
 
+def test_retrieval_mode_writes_the_six_metrics_overall_and_per_type(tmp_path, shared_data):
+    proc = run("--mode", "retrieval", "--dataset", "gigamemory", "--embedder", "hash", "--out", str(tmp_path),
+               "--data", str(shared_data / "gigamemory/ru_dev_questions.jsonl"))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    metrics = {"session_recall_all@5", "session_recall_all@10", "evidence_recall@4000c",
+               "evidence_recall@8000c", "evidence_recall@16000c", "evidence_recall@32000c"}
+    assert metrics <= set(summary["retrieval"]) and summary["retrieval"]["n"] == 20  # no_info left out
+    assert all(0.0 <= summary["retrieval"][m] <= 1.0 for m in metrics)
+    assert summary["retrieval_by_type"] and all(metrics <= set(v) for v in summary["retrieval_by_type"].values())
+    assert "ALL" in proc.stdout and "ev@8k" in proc.stdout
+
+
 def test_dataset_other_than_demo_needs_data():
     proc = run("--dataset", "locomo")
     assert proc.returncode == 2 and "needs --data" in proc.stderr
