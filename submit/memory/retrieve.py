@@ -1,7 +1,8 @@
 """Retrieval: a question -> turns ranked by a fusion of dense and BM25 evidence.
 
-Each key's score goes to the turn it points to (best key wins); the two rankings are
-fused (`fuse`), then each turn gets a share of its session's strength, so evidence
+In a user–assistant chat the dense query first moves towards its best user keys
+(`expand_query`). Each key's score goes to the turn it points to (best key wins); the two
+rankings are fused (`fuse`), then each turn gets a share of its session's strength, so evidence
 spread over a session's turns and sessions that keep coming up rank together. In a peer
 chat (two people writing short turns, like LoCoMo) a turn also takes a share of its
 neighbours' scores, and a turn by a speaker the question names gets a small bonus.
@@ -104,18 +105,13 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     dense = best_per_turn(dense_scores, dense_keys)
     lexical = best_per_turn(lexical_scores, lexical_keys)
     fused = fuse(dense, lexical, settings)
-    session_weight = settings.session_weight
-    if peer:
-        session_weight = settings.peer_session_weight
-        scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight)
-    else:
-        scores = fused
+    scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight) if peer else fused
+    session_weight = settings.peer_session_weight if peer else settings.session_weight
     if session_weight:
         scores = _session_boost(scores, fused, store, session_weight)
     if settings.speaker_weight:
         scores = _speaker_boost(scores, store, question, settings.speaker_weight)
-    fused = scores
-    hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0)) for t, s in fused.items()]
+    hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0)) for t, s in scores.items()]
     hits.sort(key=lambda h: (-h.score, h.turn_idx))
     return hits
 
