@@ -50,34 +50,39 @@ def measure(record, embedder, settings, facts_of=None, memories=None) -> Measure
 
     `facts_of(record)`, when given, supplies facts (e.g. the LoCoMo oracle's) to the memory.
     `memories` (a dict) lets records of one dialogue share the memory built for the first."""
+    start, wall = time.process_time(), time.perf_counter()
+    key = (record.dialogue_id, tuple(s.id for s in record.sessions))
+    found = memories.get(key) if memories is not None else None
+    memory, origins = found or build(record, embedder, settings, facts_of)
+    if memories is not None and found is None:
+        memories.clear()  # records come grouped by dialogue: keep one memory, not all of them
+        memories[key] = (memory, origins)
+    indexed = time.process_time()
+    scores = score(record, memory, origins)
+    return Measured(record.id, record.question_type, scores, indexed - start, time.process_time() - indexed,
+                    time.perf_counter() - wall, built=found is None)
+
+
+def score(record, memory, origins) -> dict:
+    """The six metrics of one record against its built memory, ranked with `memory.settings`."""
     from submit.memory.answer import detect_lang
     from submit.memory.context import pack
     from submit.memory.retrieve import rank_sessions
 
-    start, wall = time.process_time(), time.perf_counter()
-    key = (record.dialogue_id, tuple(s.id for s in record.sessions))
-    found = memories.get(key) if memories is not None else None
-    memory, origins = found or _build(record, embedder, settings, facts_of)
-    if memories is not None and found is None:
-        memories.clear()  # records come grouped by dialogue: keep one memory, not all of them
-        memories[key] = (memory, origins)
     memory.store.question_date = record.question_date
-    indexed = time.process_time()
     hits = memory.rank(record.question)
     lang = detect_lang(record.question)
     turns = [memory.store.turns[h.turn_idx] for h in hits]
-    contexts = {b: pack(memory.store, turns, b, lang, settings.max_turn_chars) for b in BUDGETS}
-    done = time.process_time()
+    held = {b: pack(memory.store, turns, b, lang, memory.settings.max_turn_chars).turn_ids for b in BUDGETS}
     units = harness.evidence_positions(record, origins)
     sessions = rank_sessions(hits, memory.store)
     scores = {f"session_recall_all@{k}": session_recall_all(record.evidence_sessions, sessions, k)
               for k in SESSION_KS}
-    scores.update({f"evidence_recall@{b}c": evidence_recall(units, contexts[b].turn_ids) for b in BUDGETS})
-    return Measured(record.id, record.question_type, scores, indexed - start, done - indexed,
-                    time.perf_counter() - wall, built=found is None)
+    scores.update({f"evidence_recall@{b}c": evidence_recall(units, held[b]) for b in BUDGETS})
+    return scores
 
 
-def _build(record, embedder, settings, facts_of=None):
+def build(record, embedder, settings, facts_of=None):
     """The dialogue's memory with every pair written and every key embedded (no LLM)."""
     from submit.memory.dialogue import DialogueMemory
     from submit.memory.llm import ScriptedLLM
