@@ -48,6 +48,8 @@ def parse_vary(specs: list) -> dict:
 def combinations(vary: dict) -> list[dict]:
     """The defaults first, then every combination of the varied values."""
     names = list(vary)
+    if not names:
+        return [{}]
     return [{}] + [dict(zip(names, values)) for values in itertools.product(*(vary[n] for n in names))]
 
 

@@ -18,6 +18,7 @@ def test_vary_values_take_the_type_of_the_default_and_combine_after_the_defaults
     combos = S.combinations(vary)
     assert combos[0] == {} and len(combos) == 1 + 4
     assert {"session_weight": 0.5, "feedback_keys": 3, "method": "dense"} in combos
+    assert S.combinations({}) == [{}]
     with pytest.raises(ValueError, match="FIELD one of"):
         S.parse_vary(["no_such_field=1"])
 
