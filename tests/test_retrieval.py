@@ -158,3 +158,20 @@ def test_records_of_one_dialogue_share_the_memory_built_for_the_first(shared_dat
     assert [m.built for m in shared] == [True] + [False] * (len(same) - 1)
     alone = [measure(r, HashEmbedder(), Settings()) for r in same]
     assert [m.scores for m in shared] == [m.scores for m in alone]
+
+
+def test_feedback_terms_are_the_words_the_best_turns_share_that_the_question_lacks():
+    store = store_of([("Я записался к доктору Пателю", "Хорошо")],
+                     [("Патель выписал мне спрей", "Понятно")],
+                     [("Я купил спрей для носа", "Ясно")])
+    index = KeyIndex(HashEmbedder())
+    index.add_turns(store.turns)
+    question = tokenize("К какому доктору я ходил?")
+    terms = index.feedback_terms([0, 2], exclude=question, n=10)
+    # held by both turns first; then the rarer of the words one turn holds ("спрей" is in two turns)
+    spray = tokenize("спрей")[0]
+    assert terms[0] == "патель" and set(terms[1:3]) == set(tokenize("записался выписал")) and terms[3] == spray
+    assert "доктор" not in terms
+    assert index.feedback_terms([], exclude=[], n=3) == [] and index.feedback_terms([0], [], 0) == []
+    scores, keys = index.lexical_search_tokens(["патель"])
+    assert {keys[i].turn_idx for i in np.flatnonzero(scores > 0)} == {0, 2}

@@ -8,7 +8,9 @@ embedded lazily, in one batch, when the first search needs them. Called by `retr
 """
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -19,6 +21,7 @@ from .lexical import tokenize
 from .turns import USER, Turn
 
 HAS_WORD = re.compile(r"\w")
+EMPTY = "\u2205"  # the token of a key with no words (bm25s needs one)
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class KeyIndex:
         self._embedded = 0  # dense keys already in FAISS
         self._bm25 = None
         self._bm25_size = 0
+        self._tokens: list = []  # per lexical key, as BM25 indexed it
+        self._df: Counter = Counter()  # lemma -> lexical keys holding it
 
     def add_turns(self, turns: Sequence[Turn]) -> None:
         s = self.settings
@@ -103,7 +108,10 @@ class KeyIndex:
 
     def lexical_search(self, query: str) -> tuple[np.ndarray, list]:
         """BM25 score of every lexical key for the query's lemmas."""
-        tokens = tokenize(query)
+        return self.lexical_search_tokens(tokenize(query))
+
+    def lexical_search_tokens(self, tokens: Sequence[str]) -> tuple[np.ndarray, list]:
+        """BM25 score of every lexical key for these (already lemmatized) tokens."""
         if not self.lexical_keys or not tokens:
             return np.zeros(len(self.lexical_keys), dtype=np.float32), self.lexical_keys
         self._build_bm25()
@@ -112,6 +120,23 @@ class KeyIndex:
         if not known:
             return np.zeros(len(self.lexical_keys), dtype=np.float32), self.lexical_keys
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32), self.lexical_keys
+
+    def feedback_terms(self, turn_ids: Sequence[int], exclude: Sequence[str], n: int) -> list[str]:
+        """The n lemmas that best mark these turns: turns holding it x log(N / document frequency).
+
+        Lexical pseudo-relevance feedback (RM3-like): the words the best turns share name
+        what the question only implies ("Dr. Patel" for "doctors")."""
+        if n <= 0 or not turn_ids or not self.lexical_keys:
+            return []
+        self._build_bm25()
+        wanted, skip = set(turn_ids), set(exclude)
+        held: Counter = Counter()
+        for key, tokens in zip(self.lexical_keys, self._tokens):
+            if key.kind == "turn" and key.turn_idx in wanted:
+                held.update(set(tokens) - skip - {EMPTY})
+        total = len(self._tokens)
+        weight = {t: c * math.log(total / (1 + self._df[t])) for t, c in held.items()}
+        return sorted(weight, key=lambda t: (-weight[t], t))[:n]
 
     def embed_pending(self) -> None:
         pending = self.dense_keys[self._embedded:]
@@ -128,7 +153,9 @@ class KeyIndex:
         if self._bm25 is not None and self._bm25_size == len(self.lexical_keys):
             return
         import bm25s
-        corpus = [tokenize(k.text) or ["\u2205"] for k in self.lexical_keys]
+        corpus = [tokenize(k.text) or [EMPTY] for k in self.lexical_keys]
+        self._tokens = corpus
+        self._df = Counter(t for tokens in corpus for t in set(tokens))
         self._bm25 = bm25s.BM25()
         self._bm25.index(corpus, show_progress=False)
         self._bm25_size = len(self.lexical_keys)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .index import KeyIndex
+from .lexical import tokenize
 from .turns import USER, TurnStore
 
 
@@ -54,6 +55,10 @@ class RetrieveSettings:
     # questions and costs LoCoMo (hence not in peer chats); numbers in the README.
     feedback_keys: int = 3
     feedback_weight: float = 0.5
+    # ... and BM25 also searches the 5 lemmas those best user turns share (`feedback_terms`),
+    # at the question's own weight. Numbers in the README.
+    feedback_terms: int = 5
+    feedback_terms_weight: float = 1.0
 
 
 ASKS_ASSISTANT = re.compile(
@@ -104,6 +109,8 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     lexical_scores, lexical_keys = index.lexical_search(question)
     dense = best_per_turn(dense_scores, dense_keys)
     lexical = best_per_turn(lexical_scores, lexical_keys)
+    if settings.feedback_terms and not peer and settings.method == "hybrid":
+        lexical = _with_feedback_terms(index, store, question, dense, lexical, settings)
     fused = fuse(dense, lexical, settings)
     scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight) if peer else fused
     session_weight = settings.peer_session_weight if peer else settings.session_weight
@@ -129,6 +136,20 @@ def expand_query(index: KeyIndex, query_vector: np.ndarray, scores: np.ndarray, 
     top = np.argsort(-candidates, kind="stable")[: min(k, int(user.sum()))]
     moved = query_vector + weight * index.vectors(top).mean(axis=0)
     return (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
+
+
+def _with_feedback_terms(index: KeyIndex, store: TurnStore, question: str, dense: dict, lexical: dict,
+                         settings: RetrieveSettings) -> dict:
+    """BM25 for the question plus `feedback_terms_weight` x BM25 for the terms its best user turns share."""
+    best_user = sorted((t for t in dense if store.turns[t].role == USER), key=lambda t: (-dense[t], t))
+    terms = index.feedback_terms(best_user[: settings.feedback_keys], tokenize(question), settings.feedback_terms)
+    if not terms:
+        return lexical
+    scores, keys = index.lexical_search_tokens(terms)
+    extra = best_per_turn(scores, keys)
+    top, top_extra = max(lexical.values(), default=0.0) or 1.0, max(extra.values(), default=0.0) or 1.0
+    weight = settings.feedback_terms_weight
+    return {t: lexical.get(t, 0.0) / top + weight * extra.get(t, 0.0) / top_extra for t in lexical.keys() | extra.keys()}
 
 
 def is_peer_chat(store: TurnStore, max_median_chars: int) -> bool:
