@@ -37,11 +37,6 @@ def settings_for(method: str):
     return Settings(retrieve=RetrieveSettings(method=method))
 
 
-def shard(records: list, spec: str) -> list:
-    k, n = (int(x) for x in spec.split("/"))
-    return [r for i, r in enumerate(records) if i % n == k - 1]
-
-
 def measure_set(name, records, embedder) -> list[dict]:
     rows = []
     for method in METHODS:
@@ -87,12 +82,16 @@ def main(argv=None) -> int:
     p.add_argument("--cold-n", type=int, default=5, help="LongMemEval questions timed cold and warm")
     p.add_argument("--out", default=str(ROOT / "bench/results/retrieval.md"))
     args = p.parse_args(argv)
+    try:
+        lme_shard = tasks.parse_shard(args.lme_shard)
+    except ValueError as e:
+        p.error(f"--lme-shard {e}")
     embedder = R.build_embedder(args.embedder, args.cache_dir)
     rows = []
     for name, (dataset, path) in SETS.items():
         records = tasks.load(dataset, str(path))
         if dataset == "longmemeval":
-            records = shard(records, args.lme_shard)
+            records = tasks.shard(records, *lme_shard)
             lme = [r for r in records if not r.abstention][: args.cold_n]
         rows += measure_set(name, records, embedder)
     timing = {"n": len(lme), **cold_warm(lme, args.embedder)}

@@ -57,8 +57,8 @@ def build_all(records, embedder) -> list:
     """(record, memory, origins) for every record with evidence; one memory per dialogue."""
     from tqdm import tqdm
     memories, out = {}, []
-    for record in tqdm([r for r in records if not r.abstention and r.evidence], desc="build", unit="q"):
-        key = (record.dialogue_id, tuple(s.id for s in record.sessions))
+    for record in tqdm(R.usable(records), desc="build", unit="q"):
+        key = R.dialogue_key(record)
         if key not in memories:
             memories[key] = R.build(record, embedder, Settings())
         out.append((record, *memories[key]))
@@ -93,11 +93,13 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         vary = parse_vary(args.vary)
-        k, n = (int(x) for x in args.shard.split("/"))
-        assert 1 <= k <= n
-    except (ValueError, AssertionError) as e:
-        p.error(str(e) or f"--shard must look like K/N with 1 <= K <= N, got {args.shard!r}")
-    records = [r for i, r in enumerate(tasks.load(args.dataset, args.data)) if i % n == k - 1]
+    except ValueError as e:
+        p.error(str(e))
+    try:
+        k, n = tasks.parse_shard(args.shard)
+    except ValueError as e:
+        p.error(f"--shard {e}")
+    records = tasks.shard(tasks.load(args.dataset, args.data), k, n)
     built = build_all(records, R.build_embedder(args.embedder, args.cache_dir))
     if not built:
         p.error("no record with evidence to measure")

@@ -51,7 +51,7 @@ def measure(record, embedder, settings, facts_of=None, memories=None) -> Measure
     `facts_of(record)`, when given, supplies facts (e.g. the LoCoMo oracle's) to the memory.
     `memories` (a dict) lets records of one dialogue share the memory built for the first."""
     start, wall = time.process_time(), time.perf_counter()
-    key = (record.dialogue_id, tuple(s.id for s in record.sessions))
+    key = dialogue_key(record)
     found = memories.get(key) if memories is not None else None
     memory, origins = found or build(record, embedder, settings, facts_of)
     if memories is not None and found is None:
@@ -61,6 +61,16 @@ def measure(record, embedder, settings, facts_of=None, memories=None) -> Measure
     scores = score(record, memory, origins)
     return Measured(record.id, record.question_type, scores, indexed - start, time.process_time() - indexed,
                     time.perf_counter() - wall, built=found is None)
+
+
+def dialogue_key(record) -> tuple:
+    """Records with the same key read the same dialogue, so they can share one built memory."""
+    return record.dialogue_id, tuple(s.id for s in record.sessions)
+
+
+def usable(records) -> list:
+    """The records these metrics apply to: abstention questions have no evidence to find."""
+    return [r for r in records if not r.abstention and r.evidence]
 
 
 def score(record, memory, origins) -> dict:
@@ -129,10 +139,9 @@ def build_embedder(spec: str, cache_dir):
 
 def evaluate(records, embedder, settings, progress: bool = True, facts_of=None) -> list:
     from tqdm import tqdm
-    usable = [r for r in records if not r.abstention and r.evidence]
     memories: dict = {}
     return [measure(r, embedder, settings, facts_of, memories)
-            for r in tqdm(usable, desc="retrieval", unit="q", disable=not progress, dynamic_ncols=True)]
+            for r in tqdm(usable(records), desc="retrieval", unit="q", disable=not progress, dynamic_ncols=True)]
 
 
 def run(records, args) -> dict:

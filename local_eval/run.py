@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path)
-from local_eval import harness, judges, metrics, profiler, report, results, tasks  # noqa: E402
+from local_eval import harness, judges, metrics, profiler, report, results, retrieval_eval, tasks  # noqa: E402
 
 DATASETS = ("demo", "gigamemory", "longmemeval", "locomo")
 
@@ -69,10 +69,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.limit is not None and args.limit <= 0:
         p.error("--limit must be positive")
     try:
-        args.shard_k, args.shard_n = (int(x) for x in args.shard.split("/"))
-        assert 1 <= args.shard_k <= args.shard_n
-    except (ValueError, AssertionError):
-        p.error(f"--shard must look like K/N with 1 <= K <= N, got {args.shard!r}")
+        args.shard_k, args.shard_n = tasks.parse_shard(args.shard)
+    except ValueError as e:
+        p.error(f"--shard {e}")
     return args
 
 
@@ -81,8 +80,7 @@ def select(records: list, args) -> list:
     if args.types:
         wanted = {t.strip() for t in args.types.split(",")}
         records = [r for r in records if r.question_type in wanted]
-    mine = [r for i, r in enumerate(records) if i % args.shard_n == args.shard_k - 1]
-    return mine[: args.limit]
+    return tasks.shard(records, args.shard_k, args.shard_n)[: args.limit]
 
 
 def build_model(args):
@@ -106,8 +104,8 @@ def score(record, result, fallbacks: dict, judge_llm, benchmark: str) -> dict:
         verdict = judges.judge(judge_llm, benchmark, [item])[0]
     _, origins = harness.flatten(record)
     units = harness.evidence_positions(record, origins)
-    held = set(result.trace.context.turn_ids) if result.trace is not None else set()
-    evidence = float(all(u & held for u in units)) if units and not record.abstention else None
+    held = result.trace.context.turn_ids if result.trace is not None else ()
+    evidence = retrieval_eval.evidence_recall(units, held) if units and not record.abstention else None
     return {"id": record.id, "question_type": record.question_type, "question": record.question,
             "gold": record.gold, "answer": result.answer, "answer_time": result.answer_time,
             "abstention": record.abstention, "f1": lexical["f1"], "em": lexical["em"],
@@ -203,7 +201,6 @@ def main(argv=None) -> int:
     out = Path(args.out or ROOT / "runs" / args.dataset)
     start = time.perf_counter()
     if args.mode == "retrieval":
-        from local_eval import retrieval_eval
         summary = retrieval_eval.run(select(tasks.load(args.dataset, args.data), args), args)
         _write_summary(summary, out, start)
         retrieval_eval.print_table(summary)

@@ -1,4 +1,6 @@
 """Dataset adapters turn each benchmark into contest records with evidence units."""
+import pytest
+
 from local_eval import tasks
 from local_eval.tasks import Evidence
 
@@ -35,3 +37,13 @@ def test_locomo_category_5_is_abstention(shared_data):
     adversarial = [r for r in records if r.abstention]
     assert len(adversarial) == 237 and all(r.extra["adversarial_answer"] is not None for r in adversarial)
     assert records[0].evidence == (Evidence("1", 2),)
+
+
+def test_shards_are_round_robin_and_bad_specs_say_what_is_wanted():
+    from local_eval.tasks import parse_shard, shard
+    assert parse_shard("2/4") == (2, 4)
+    assert shard(list(range(10)), 2, 4) == [1, 5, 9]
+    assert sorted(sum((shard(list(range(10)), k, 3) for k in (1, 2, 3)), [])) == list(range(10))
+    for bad in ("0/4", "5/4", "x/4", "1/2/3", "4"):
+        with pytest.raises(ValueError, match="K/N with 1 <= K <= N"):
+            parse_shard(bad)

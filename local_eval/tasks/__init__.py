@@ -43,6 +43,22 @@ class Record:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 
+def parse_shard(spec: str) -> tuple[int, int]:
+    """`parse_shard("2/4")` == (2, 4); ValueError unless the spec is K/N with 1 <= K <= N."""
+    try:
+        k, n = (int(x) for x in spec.split("/"))
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise ValueError(f"must look like K/N with 1 <= K <= N, got {spec!r}")
+    return k, n
+
+
+def shard(records: list, k: int, n: int) -> list:
+    """Shard k of n: record i belongs to shard i % n + 1 (round-robin, so each shard mixes all types)."""
+    return [r for i, r in enumerate(records) if i % n == k - 1]
+
+
 def load(dataset: str, path: Optional[str] = None) -> list[Record]:
     """Records of a dataset: `load("gigamemory", "format_example.jsonl")`."""
     from . import gigamemory, locomo, longmemeval

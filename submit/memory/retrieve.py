@@ -106,11 +106,12 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     if settings.feedback_keys and not peer and settings.method != "bm25":
         dense_scores, dense_keys = index.dense_search(
             expand_query(index, query_vector, dense_scores, settings.feedback_keys, settings.feedback_weight))
-    lexical_scores, lexical_keys = index.lexical_search(question)
+    question_tokens = tokenize(question)
+    lexical_scores, lexical_keys = index.lexical_search_tokens(question_tokens)
     dense = best_per_turn(dense_scores, dense_keys)
     lexical = best_per_turn(lexical_scores, lexical_keys)
     if settings.feedback_terms and not peer and settings.method == "hybrid":
-        lexical = _with_feedback_terms(index, store, question, dense, lexical, settings)
+        lexical = _with_feedback_terms(index, store, question_tokens, dense, lexical, settings)
     fused = fuse(dense, lexical, settings)
     scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight) if peer else fused
     session_weight = settings.peer_session_weight if peer else settings.session_weight
@@ -138,11 +139,11 @@ def expand_query(index: KeyIndex, query_vector: np.ndarray, scores: np.ndarray, 
     return (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
 
 
-def _with_feedback_terms(index: KeyIndex, store: TurnStore, question: str, dense: dict, lexical: dict,
+def _with_feedback_terms(index: KeyIndex, store: TurnStore, question_tokens: list, dense: dict, lexical: dict,
                          settings: RetrieveSettings) -> dict:
     """BM25 for the question plus `feedback_terms_weight` x BM25 for the terms its best user turns share."""
     best_user = sorted((t for t in dense if store.turns[t].role == USER), key=lambda t: (-dense[t], t))
-    terms = index.feedback_terms(best_user[: settings.feedback_keys], tokenize(question), settings.feedback_terms)
+    terms = index.feedback_terms(best_user[: settings.feedback_keys], question_tokens, settings.feedback_terms)
     if not terms:
         return lexical
     scores, keys = index.lexical_search_tokens(terms)
