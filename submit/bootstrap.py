@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -62,8 +63,7 @@ def target_dir() -> Path:
 
 
 def install(requirements: list[str], target: Path, find_links: list[Path]) -> None:
-    absent = [r for r in requirements if not any(WHEELS.glob(_wheel_glob(r)))
-              and not any(d.glob(_wheel_glob(r)) for d in find_links)]
+    absent = [r for r in requirements if not any(has_wheel(r, d) for d in [WHEELS, *find_links])]
     if absent:
         raise BootstrapError(f"wheels missing from {WHEELS}: {', '.join(absent)} (run `make wheels`)")
     links = [arg for d in [WHEELS, *find_links] for arg in ("--find-links", str(d))]
@@ -74,9 +74,22 @@ def install(requirements: list[str], target: Path, find_links: list[Path]) -> No
         raise BootstrapError(f"offline install failed: {done.stderr.strip()[-2000:]}")
 
 
-def _wheel_glob(requirement: str) -> str:
+def has_wheel(requirement: str, folder: Path) -> bool:
+    """True when `folder` holds a wheel of this `name==version`, any platform.
+
+    Wheel file names carry the normalized project name (PEP 427/503: `PyStemmer` is saved as
+    `pystemmer-3.1.0-...whl`, `dawg2-python` as `dawg2_python-...`), so names are compared
+    normalized, never globbed as written in pins.txt."""
     name, _, version = requirement.partition("==")
-    return f"{name.replace('-', '_')}-{version}-*.whl"
+    for wheel in folder.glob("*.whl"):
+        parts = wheel.name.split("-")
+        if len(parts) >= 2 and _normalized(parts[0]) == _normalized(name) and parts[1] == version:
+            return True
+    return False
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def ensure() -> list[str]:

@@ -37,5 +37,34 @@ def test_a_missing_wheel_is_a_clear_error(tmp_path, monkeypatch):
         bootstrap.install(["nosuchpkg==1.0"], tmp_path / "site", [])
 
 
+def test_wheels_are_found_by_their_normalized_names(tmp_path):
+    (tmp_path / "pystemmer-3.1.0-cp310-cp310-manylinux1_x86_64.whl").write_bytes(b"")
+    (tmp_path / "dawg2_python-0.9.0-py3-none-any.whl").write_bytes(b"")
+    assert bootstrap.has_wheel("PyStemmer==3.1.0", tmp_path)
+    assert bootstrap.has_wheel("dawg2-python==0.9.0", tmp_path)
+    assert not bootstrap.has_wheel("PyStemmer==3.0.0", tmp_path)
+    assert not bootstrap.has_wheel("pystemmer2==3.1.0", tmp_path)
+
+
+def test_an_extra_wheel_folder_does_not_hide_a_missing_wheel(tmp_path, monkeypatch):
+    monkeypatch.setattr(bootstrap, "WHEELS", tmp_path / "zip")
+    (tmp_path / "zip").mkdir()
+    (tmp_path / "extra").mkdir()
+    with pytest.raises(bootstrap.BootstrapError, match="wheels missing .*nosuchpkg==1.0"):
+        bootstrap.install(["nosuchpkg==1.0"], tmp_path / "site", [tmp_path / "extra"])
+
+
+def test_check_zip_names_the_pins_a_zip_has_no_wheel_for(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("check_zip", ROOT / "tools/check_zip.py")
+    check_zip = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_zip)
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "bootstrap.py").write_text((ROOT / "submit/bootstrap.py").read_text())
+    (tmp_path / "wheels/pins.txt").write_text("# comment\nPyStemmer==3.1.0\nbm25s==0.3.16\n")
+    (tmp_path / "wheels/pystemmer-3.1.0-cp310-cp310-manylinux1_x86_64.whl").write_bytes(b"")
+    assert check_zip.zip_lacks(tmp_path) == ["bm25s==0.3.16"]
+
+
 def test_nothing_to_install_when_everything_imports():
     assert bootstrap.missing(bootstrap.pins()) == []

@@ -9,7 +9,8 @@ zip's own wheels are installed by its bootstrap, offline. This machine runs Pyth
 so the zip's cp310-only wheels cannot install here: their cp311 twins (same versions)
 are fetched beforehand and offered to the bootstrap through GIGAMEMORY_EXTRA_WHEELS; the
 abi3 and pure-Python wheels are the zip's own. The run uses the scripted LLM (no GigaChat
-here) on the demo and the contest sample, inside `unshare -n` (no network at all).
+here) on the demo and the contest sample, inside `unshare -n` (no network at all). Before
+any of that, every pin must have its own wheel (any platform) inside the zip.
 """
 from __future__ import annotations
 
@@ -31,6 +32,16 @@ def run(cmd, **kw):
     subprocess.run(cmd, check=True, **kw)
 
 
+def zip_lacks(submit_dir: Path) -> list[str]:
+    """Pins of the unpacked zip with no wheel of that name and version in its wheels/ folder."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("zip_bootstrap", submit_dir / "bootstrap.py")
+    bootstrap = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bootstrap)
+    wheels = submit_dir / "wheels"
+    return [r for r in bootstrap.pins(wheels / "pins.txt") if not bootstrap.has_wheel(r, wheels)]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("zip", nargs="?", default=str(ROOT / "dist" / "submission.zip"))
@@ -40,6 +51,9 @@ def main(argv=None) -> int:
     unpacked = work / "unpacked"
     with zipfile.ZipFile(args.zip) as z:
         z.extractall(unpacked / "submit")
+    absent = zip_lacks(unpacked / "submit")
+    if absent:  # the host twins below would hide this; the contest machine has nothing else
+        raise SystemExit(f"the zip carries no wheel for: {', '.join(absent)} (run `make wheels`, then `make zip`)")
     env_dir = work / "venv"
     venv.create(env_dir, with_pip=True, clear=True)
     py = str(env_dir / "bin" / "python")
