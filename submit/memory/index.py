@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -30,6 +30,7 @@ class Key:
     turn_idx: int
     kind: str  # "turn", "chunk" or "fact"
     role: str
+    ref: int = -1  # for a fact key: the fact's position in its memory's list of facts
 
 
 @dataclass(frozen=True)
@@ -83,11 +84,12 @@ class KeyIndex:
             self.dense_keys += [Key(p, turn.idx, "chunk", turn.role) for p in pieces]
 
     def add_keys(self, texts: Sequence[str], turn_ids: Sequence[int], kind: str = "fact",
-                 role: str = USER) -> None:
-        """Extra keys (e.g. extracted facts) that point to their source turns."""
-        for text, idx in zip(texts, turn_ids):
+                 role: str = USER, refs: Optional[Sequence[int]] = None) -> None:
+        """Extra keys (e.g. extracted facts) that point to their source turns (and `refs`, to the facts)."""
+        refs = list(refs) if refs is not None else [-1] * len(texts)
+        for text, idx, ref in zip(texts, turn_ids, refs):
             if text and text.strip():
-                key = Key(text.strip(), int(idx), kind, role)
+                key = Key(text.strip(), int(idx), kind, role, int(ref))
                 self.dense_keys.append(key)
                 self.lexical_keys.append(key)
 
