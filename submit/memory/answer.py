@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 
 from .. import prompts
 from .context import Context
+from .slots import FactLine, group_lines, render
 
 NO_INFO = {"ru": "У меня нет такой информации.", "en": "I don't have that information."}
 MAX_ANSWER_CHARS = 400
@@ -23,10 +24,12 @@ def detect_lang(text: str) -> str:
     return "ru" if len(_CYRILLIC.findall(text)) >= len(_LATIN.findall(text)) and _CYRILLIC.search(text) else "en"
 
 
-def build_prompt(question: str, context: Context, lang: str, facts: Sequence[str] = (),
+def build_prompt(question: str, context: Context, lang: str, facts: Sequence[FactLine] = (),
                  question_date: Optional[str] = None) -> list[dict]:
+    """The answer chat; facts are shown under their topics, each line with its session."""
+    groups = [{"topic": topic, "lines": [render(line, lang) for line in lines]} for topic, lines in group_lines(facts)]
     return prompts.render("answer", lang, question=question, context=context.text or "—",
-                          facts=list(facts), question_date=question_date)
+                          facts=groups, question_date=question_date)
 
 
 def clean_answer(raw: str) -> Optional[str]:

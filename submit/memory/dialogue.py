@@ -21,7 +21,8 @@ from .embed import Embedder
 from .index import IndexSettings, KeyIndex
 from .llm import LLM, Ledger
 from .retrieve import Hit, RetrieveSettings, search
-from .slots import Slots, render
+from . import versions
+from .slots import FactLine, Slots, group_lines, topic_of
 from .turns import TurnStore
 
 
@@ -32,7 +33,8 @@ class Settings:
     answer_max_tokens: int = 100
     extract: bool = True  # per-pair fact extraction with the LLM
     extract_max_tokens: int = 256
-    max_fact_lines: int = 20  # slot chains shown to the answer step
+    versions: bool = True  # the supersession pass: the LLM decides which fact replaced which
+    max_fact_lines: int = 20  # current facts shown to the answer step
     top_turns_when_late: int = 48  # budget level 2: extract only from these best-ranked user turns
     index: IndexSettings = IndexSettings()
     retrieve: RetrieveSettings = RetrieveSettings()
@@ -43,7 +45,7 @@ class Answer:
     text: str
     context: Context
     lang: str
-    facts: tuple = ()  # the fact lines the answer prompt held
+    facts: tuple = ()  # the FactLines the answer prompt held (each knows its turns)
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
     timings: dict = field(default_factory=dict)
 
@@ -57,7 +59,7 @@ class DialogueMemory:
         self.ledger = Ledger()
         self.timings: dict = defaultdict(float)
         self.index = KeyIndex(embedder, settings.index)
-        self.slots = Slots(embedder)
+        self.slots = Slots()
         self.facts: list = []
         self.extraction = Counter()  # pairs seen/skipped, facts, unparsable replies
         self._indexed = 0  # turns already handed to the index
@@ -87,7 +89,7 @@ class DialogueMemory:
         hits = self.rank(question)  # after extraction, so the new fact keys take part
         with self.stage("pack"):
             context = self._pack(hits, lang)
-        lines = self.fact_lines(question, lang) if use_facts else []
+        lines = self.fact_lines(question) if use_facts else []
         if not context.turn_ids and not lines:  # nothing remembered: nothing for a model to read
             return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang,
                           timings=dict(self.timings))
@@ -127,14 +129,21 @@ class DialogueMemory:
             self.ledger.add("extract", generations)
             new = [f for c, g in zip(candidates, generations)
                    for f in fact_step.parse_facts(g.text, c, self.extraction)]
-            self.add_facts(new)
+            fresh = self.add_facts(new)
+            if fresh and self.settings.versions and not strict:
+                self.ledger.add("versions", versions.decide(
+                    self.llm, self.slots, fresh, lang, versions.MAX_TOKENS, self.extraction))
         return new
 
-    def add_facts(self, new: list) -> None:
-        """Facts into their slot chains and into the index as keys pointing to their turns."""
-        self.slots.add(new)
-        self.facts += new
-        self.index.add_keys([f.statement for f in new], [f.turn_idx for f in new], kind="fact")
+    def add_facts(self, new: list) -> list:
+        """Facts into the slots (linking by the rule) and into the index as keys pointing to
+        their turns; returns the distinct new ones (repeats confirm a fact, they add no key)."""
+        fresh = self.slots.add(new)
+        start = len(self.facts)
+        self.facts += fresh
+        self.index.add_keys([f.statement for f in fresh], [f.turn_idx for f in fresh], kind="fact",
+                            refs=range(start, len(self.facts)))
+        return fresh
 
     def index_pending(self) -> None:
         """Hand new turns to the index and embed every pending key, in one batch."""
@@ -165,22 +174,19 @@ class DialogueMemory:
         return pack(self.store, [self.store.turns[h.turn_idx] for h in hits],
                     budget or self.settings.context_chars, lang, self.settings.max_turn_chars)
 
-    def fact_lines(self, question: str, lang: str) -> list[str]:
-        """Slot chains of the facts nearest the question, as prompt lines, oldest session first."""
+    def fact_lines(self, question: str) -> list[FactLine]:
+        """The current facts nearest the question (a replaced fact brings its replacement),
+        each with what it replaced; grouped by topic, topics by their best fact."""
         if not self.facts:
             return []
         scores, keys = self.index.dense_search(self._query_vector(question))
-        ranked = sorted((s, k) for s, k in zip(scores.tolist(), keys) if k.kind == "fact")[::-1]
-        by_statement = {}
-        for fact in self.facts:
-            by_statement.setdefault((fact.statement, fact.turn_idx), fact)
-        chains = []
-        for _, key in ranked:
-            fact = by_statement.get((key.text, key.turn_idx))
-            chain_key = self.slots.chain_of(fact) if fact else None
-            if chain_key and chain_key not in chains:
-                chains.append(chain_key)
-            if len(chains) >= self.settings.max_fact_lines:
+        ranked = sorted((i for i, key in enumerate(keys) if key.kind == "fact"), key=lambda i: (-scores[i], i))
+        chosen: list = []
+        for i in ranked:
+            fact = self.slots.current(self.facts[keys[i].ref])
+            if fact not in chosen:
+                chosen.append(fact)
+            if len(chosen) >= self.settings.max_fact_lines:
                 break
-        chains.sort(key=lambda k: self.slots.current(k).order)
-        return [render(self.slots.chains[k], lang) for k in chains]
+        lines = [FactLine(topic_of(f), f, tuple(self.slots.history(f))) for f in chosen]
+        return [line for _, group in group_lines(lines) for line in group]

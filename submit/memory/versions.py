@@ -1,0 +1,111 @@
+"""The versions pass: the LLM names, in one view of a topic, the attribute each fact is about.
+
+An extractor that sees one message at a time names slot keys loosely ("сын" for the son's
+name, his hobby and his homework alike), so keys alone cannot say whether a newer fact
+gives a new value of an older fact's attribute. Facts are grouped by topic
+(`slots.topic_of`: the first word of the key); the LLM reads each group's statements, oldest
+first, under integer aliases, and returns one attribute key per record ("сын.имя",
+"сын.увлечения"), the same key only for the same attribute of the same thing. A newer fact
+whose key an older one shares, with another value, is that attribute's new version. All
+groups go in one batched call. Every pair of a group whose reply parsed gets a verdict; a
+group whose reply is empty, malformed or of the wrong length gets none, and the rule in
+`slots` decides it as if there were no pass. Called by `dialogue`.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from .. import prompts
+from .facts import slot_words
+from .slots import Slots, order, same_value, topic_of
+
+MAX_GROUP = 16  # facts per prompt; bigger topics are cut into overlapping windows
+OVERLAP = 4
+MAX_TOKENS = 256
+SCHEMA = {
+    "type": "object",
+    "properties": {"keys": {"type": "array", "items": {"type": "string"}}},
+    "required": ["keys"],
+}
+LABEL = {"ru": "сессия", "en": "session"}
+
+
+@dataclass(frozen=True)
+class Group:
+    topic: str
+    facts: tuple  # oldest first; alias i+1 is facts[i]
+
+
+def groups(slots: Slots, fresh: Sequence) -> list[Group]:
+    """Topics with two or more facts, at least one of them new; windows of MAX_GROUP facts."""
+    by_topic: dict = {}
+    for fact in slots.facts:
+        by_topic.setdefault(topic_of(fact), []).append(fact)
+    new, out = set(fresh), []
+    for topic, facts in by_topic.items():
+        facts.sort(key=order)
+        for start in range(0, max(1, len(facts) - OVERLAP), MAX_GROUP - OVERLAP):
+            window = facts[start:start + MAX_GROUP]
+            if len(window) > 1 and new.intersection(window):
+                out.append(Group(topic, tuple(window)))
+    return out
+
+
+def record(i: int, fact, lang: str) -> str:
+    """`3. [сессия 5] работа.должность — Пользователь работает сварщиком.`"""
+    return f"{i}. [{LABEL[lang]} {fact.session_order + 1}] {fact.slot} — {fact.statement}"
+
+
+def build_prompts(found: Sequence[Group], lang: str) -> list[list]:
+    return [prompts.render("versions", lang, topic=g.topic,
+                           records=[record(i, f, lang) for i, f in enumerate(g.facts, start=1)])
+            for g in found]
+
+
+def parse(raw: str, group: Group, stats: Counter) -> Optional[dict]:
+    """Verdicts {(old, new): same attribute, new value} for every ordered pair of the group,
+    or None when the reply is not one key per record."""
+    keys = _keys(raw, len(group.facts))
+    if keys is None:
+        stats["versions_unparsable"] += 1
+        return None
+    facts = group.facts
+    verdicts = {}
+    for j, new in enumerate(facts):
+        for i, old in enumerate(facts[:j]):
+            if order(old) < order(new):
+                verdicts[(old, new)] = keys[i] == keys[j] and not same_value(old, new)
+    return verdicts
+
+
+def _keys(raw: str, n: int) -> Optional[list]:
+    """The reply's keys, normalized like slot keys; None unless exactly n non-empty strings."""
+    text = (raw or "").strip()
+    for candidate in (text, text[text.find("{"): text.rfind("}") + 1]):
+        try:
+            data = json.loads(candidate)
+        except (ValueError, TypeError):
+            continue
+        keys = data.get("keys") if isinstance(data, dict) else None
+        if isinstance(keys, list) and len(keys) == n and all(isinstance(k, str) and k.strip() for k in keys):
+            return [tuple(sorted(slot_words(k).split())) for k in keys]
+    return None
+
+
+def decide(llm, slots: Slots, fresh: Sequence, lang: str, max_tokens: int, stats: Counter) -> list:
+    """Ask about every group touching the new facts in one call; apply the verdicts; the generations."""
+    found = groups(slots, fresh)
+    if not found:
+        return []
+    generations = llm.generate(build_prompts(found, lang), max_tokens=max_tokens, schema=SCHEMA)
+    stats["versions_groups"] += len(found)
+    verdicts: dict = {}
+    for group, generation in zip(found, generations):
+        for pair, verdict in (parse(generation.text, group, stats) or {}).items():
+            verdicts[pair] = verdicts.get(pair, False) or verdict  # overlapping windows: a yes stands
+    slots.decide(verdicts)
+    stats["versions_links"] = len(slots.replaced_by)
+    return generations
