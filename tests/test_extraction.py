@@ -64,7 +64,7 @@ def test_an_updated_fact_is_linked_when_the_pass_says_so_and_shown_as_replaced()
     assert ("1. [сессия 1] работа — Пользователь работает учителем\n"
             "2. [сессия 2] Работа — Пользователь работает репетитором") in pass_prompt
     prompt = llm.history[-1][0][-1]["content"]
-    assert "работа:\n- [сессия 2] Пользователь работает репетитором (раньше: «учитель», сессия 1)" in prompt
+    assert "Работа:\n- [сессия 2] Пользователь работает репетитором (раньше: «учитель», сессия 1)" in prompt
     assert "учителем" not in prompt.split("Выдержки")[0]  # the replaced statement is not a current fact
     assert model.memory_stats("d")["llm"]["by_purpose"]["versions"]["calls"] == 1
 

@@ -27,7 +27,8 @@ def detect_lang(text: str) -> str:
 def build_prompt(question: str, context: Context, lang: str, facts: Sequence[FactLine] = (),
                  question_date: Optional[str] = None) -> list[dict]:
     """The answer chat; facts are shown under their topics, each line with its session."""
-    groups = [{"topic": topic, "lines": [render(line, lang) for line in lines]} for topic, lines in group_lines(facts)]
+    groups = [{"topic": lines[0].label, "lines": [render(line, lang) for line in lines]}
+              for _, lines in group_lines(facts)]
     return prompts.render("answer", lang, question=question, context=context.text or "—",
                           facts=groups, question_date=question_date)
 

@@ -175,6 +175,11 @@ class FactLine:
     replaced: tuple  # of Fact, oldest first
 
     @property
+    def label(self) -> str:
+        """The topic as the extractor wrote it ("книги"), for the reader; `topic` is its lemma."""
+        return self.fact.slot.split(".")[0].strip() or self.topic
+
+    @property
     def turn_ids(self) -> tuple:
         return (self.fact.turn_idx, *(f.turn_idx for f in self.replaced))
 
