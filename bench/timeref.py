@@ -38,7 +38,8 @@ CANDIDATE = re.compile(
     rf"(?:week|weekend|month|year|night|morning|afternoon|evening|summer|winter|spring|fall|autumn|{WEEKDAYS})s?"
     r"|yesterday|tomorrow|tonight|today|recently|lately|the other day"
     r"|(?:in|within|past|next|coming)\s+(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|an?|few|a\s+few"
-    r"|couple|a\s+couple|several|the\s+(?:past|next|last|coming))(?:\s+of)?\s+(?:\w+\s+)?(?:days?|weeks?|months?|years?)"
+    r"|couple|a\s+couple|several|the\s+(?:past|next|last|coming))(?:\s+of)?\s+(?:\w+\s+)?"
+    r"(?:days?|weeks?|months?|years?)"
     r"|(?:\w+\s+){1,2}(?:days?|weeks?|months?|years?)\s+from\s+now)\b",
     re.I)
 
@@ -121,7 +122,8 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-ANCHORED = re.compile(r"^\s*(?P<which>the|two)\s+(?P<what>\w+?)s?\s+(?P<rel>before|of|after)\s+(?P<day>.+?)\.?\s*$", re.I)
+ANCHORED = re.compile(r"^\s*(?P<which>the|two)\s+(?P<what>\w+?)s?\s+(?P<rel>before|of|after)\s+(?P<day>.+?)\.?\s*$",
+                      re.I)
 
 
 def anchored_ref(gold: str):
@@ -173,10 +175,11 @@ def sample_brackets(turns: list, n: int, seed: int = 0) -> list:
         for m in T.find_relative(turn.text, "en"):
             when = T.resolve(m.ref, day) if m.ref and day else None
             if when:
-                found.append((turn, m, T.render(when, "en")))
+                end = m.end + 2 if turn.text[m.end:m.end + 2] in ("'s", "’s") else m.end  # as annotate puts it
+                found.append((turn, m.start, end, T.render(when, "en")))
     picked = random.Random(seed).sample(found, min(n, len(found)))
-    return [f"{t.date} | …{_flat(t.text[max(0, m.start - 60):m.start])}**{m.phrase} [{bracket}]**"
-            f"{_flat(t.text[m.end:m.end + 60])}…" for t, m, bracket in picked]
+    return [f"{t.date} | …{_flat(t.text[max(0, start - 60):start])}**{t.text[start:end]} [{bracket}]**"
+            f"{_flat(t.text[end:end + 60])}…" for t, start, end, bracket in picked]
 
 
 def _flat(text: str) -> str:
@@ -197,16 +200,41 @@ def table(results: dict, qa: dict) -> str:
               "", "| match | raw turns | annotated turns |", "|---|---|---|",
               f"| verbatim (case-insensitive) | {qa['raw verbatim']} ({qa['raw verbatim'] / n:.3f}) | "
               f"{qa['annotated verbatim']} ({qa['annotated verbatim'] / n:.3f}) |",
-              f"| normalized (punctuation, \"May 8\" order) | {qa['raw normalized']} ({qa['raw normalized'] / n:.3f}) | "
+              f"| normalized (punctuation, \"May 8\" order) | {qa['raw normalized']} "
+              f"({qa['raw normalized'] / n:.3f}) | "
               f"{qa['annotated normalized']} ({qa['annotated normalized'] / n:.3f}) |",
               "", f"Evidence that got at least one bracket: {qa['evidence got a bracket']} of {n}; golds phrased "
               f"relative to the session date (\"The week before 9 June 2023\"), which no bracket can hold "
               f"verbatim: {qa['gold relative to the session date']} (their evidence bracketed: "
               f"{qa['relative gold, evidence got a bracket']}). Read with this module's conventions, "
               f"{qa.get('relative gold, parsed', 0)} of those golds parse (\"the Friday / weekend / week before D\", "
-              f"\"two weeks before D\", \"the week of D\"), and for {qa.get('relative gold, same dates in a bracket', 0)} "
+              f"\"two weeks before D\", \"the week of D\"), and for "
+              f"{qa.get('relative gold, same dates in a bracket', 0)} "
               f"the evidence holds a bracket with exactly those dates."]
     return "\n".join(lines)
+
+
+# Why a phrase stays without a bracket: what the unresolved and missed lists show, first match wins.
+REASONS = (
+    (r"^(?:recently|lately|the other day|a while (?:ago|back)|not (?:so |too )?long ago)$", "vague: no date to give"),
+    (r"^next (?:weekend|\w+day|fri|tue|wed|thu|summer|winter|spring|fall|autumn)",
+     "ambiguous: the coming one or the one after"),
+    (r"seconds|minutes|hours", "shorter than a day"),
+    (r"^within|^in (?:a|an|a few|one|two|three|six|\d+) (?:day|week|month)s?$",
+     "a duration or a deadline: \"within 5 days\", \"5 flights in 2 months\", \"haven't talked in a few days\""),
+    (r"\bfew\b|^in the coming|^coming", "a vague span"),
+    (r"\d{4,} years ago|hundred|thousand", "no calendar date (or historical)"),
+    (r"^today$", "generic use, rejected by a guard: \"in today's world\", \"still relevant today\""),
+    (r"^yesterday$", "in quotes: the song \"Yesterday\", “Yesterday’s slang term…”"),
+    (r"^last (?:month|week|night|two years)$",
+     "after a determiner or before \"of/before\": \"that last month refers to\", \"our last night together\""),
+    (r"so long ago|previous year|next morning", "relative to a narrated time, not the session"),
+    (r"financial|new month|simple morning", "not a time reference"),
+)
+
+
+def reason(phrase: str) -> str:
+    return next((why for pattern, why in REASONS if re.search(pattern, phrase)), "")
 
 
 def phrase_lists(results: dict) -> str:
@@ -216,7 +244,9 @@ def phrase_lists(results: dict) -> str:
                            ("unresolved", "phrases found and left unresolved on purpose"),
                            ("resolved", "phrases resolved")):
             lines += ["", f"### {name}: {title} (30 most frequent)", ""]
-            lines += [f"- {count} × `{phrase}`" for phrase, count in r[key]] or ["- none"]
+            rows = [(f"- {count} × `{_flat(phrase)}`", reason(_flat(phrase)) if key != "resolved" else "")
+                    for phrase, count in r[key]]
+            lines += [f"{row} — {why}" if why else row for row, why in rows] or ["- none"]
     return "\n".join(lines)
 
 
@@ -239,11 +269,14 @@ def main(argv=None) -> int:
     text = table(results, qa) + "\n" + phrase_lists(results) + "\n"
     if args.sample:
         text += f"\n### {args.sample} random brackets (both sets)\n\n"
-        text += "\n".join(f"{i + 1}. {line}" for i, line in enumerate(sample_brackets(locomo + sets["LongMemEval_S dev"], args.sample))) + "\n"
+        picked = sample_brackets(locomo + sets["LongMemEval_S dev"], args.sample)
+        text += "\n".join(f"{i + 1}. {line}" for i, line in enumerate(picked)) + "\n"
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(f"# Relative time phrases\n\n`.venv/bin/python bench/timeref.py{' --sample ' + str(args.sample) if args.sample else ''}`\n\n" + text)
-    out.with_suffix(".json").write_text(json.dumps({"sets": results, "locomo_category2": qa}, indent=1, ensure_ascii=False))
+    command = ".venv/bin/python bench/timeref.py" + (f" --sample {args.sample}" if args.sample else "")
+    out.write_text(f"# Relative time phrases\n\n`{command}`\n\n" + text)
+    summary = {"sets": results, "locomo_category2": qa}
+    out.with_suffix(".json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
     print(text)
     return 0
 

@@ -16,20 +16,27 @@ Conventions, chosen so that a bracket is never wrong (a wrong bracket is worse t
   of "last week" and "this weekend" is the Saturday–Sunday of the session's week (on a
   Monday: the coming one).
 - "last week" is the calendar week before the session's week, marked ≈ because speakers
-  also mean "the last seven days" by it; "this week" is exact; "N weeks ago" is
-  "≈ week of <the date N×7 days back>".
-- "last Friday" is the latest Friday strictly before the session date; "this Friday" the
-  Friday of the session's week. "next Friday" and "next weekend" (the coming one, or the
-  one after?) are found but left unresolved, as are "recently", "недавно", "the other
-  day", "на днях": a bracket like "[before 8 May 2023]" would only repeat the session
-  header, and the reader might copy it as an answer.
+  also mean "the last seven days" by it; "this week" and "next week" are exact calendar
+  weeks; "N weeks ago" is "≈ week of <the date N×7 days back>".
+- "last Friday" is the latest Friday strictly before the session date (said on a Saturday:
+  yesterday); "this Friday" the Friday of the session's week; "two Sundays ago" the
+  Sunday before last Sunday.
+- Found but left unresolved (`Mention.ref` is None): "next Friday" and "next weekend"
+  (the coming one, or the one after?), "recently", "lately", "the other day", "недавно",
+  "на днях", "в последнее время", "the past few months": a bracket like "[before 8 May
+  2023]" would only repeat the session header, and the reader might copy it as an answer.
 - Seasons are meteorological, northern hemisphere (summer = June–August, winter =
-  December–February and named by both years). "last summer" is the latest summer that
-  ended before the session date; "next summer" only when this year's has begun.
-- "few"/"several" = 2–5 days, 2–4 weeks, months or years; "a couple" = about 2;
-  "a year ago" keeps the month ("≈ May 2022"), "N years ago" only the year.
-- Durations and false friends are not phrases: "the last week of the trip", "in the
-  last year", "my last summer there", "yesterday's news", "today's world".
+  December–February, named by both years). "last summer" is the latest summer that ended
+  before the session date; "next summer" only when this year's has begun.
+- "few"/"several" = 2–5 days, 2–4 weeks, months or years; "a couple" = about 2; "a year
+  ago" keeps the month ("≈ May 2022"), "N years ago" only the year; "for 3 years now"
+  names a start ("since ≈ 2020"); "in the past week" is the seven days before the session.
+- Not phrases: "the last week of the trip", "in the last year of college", "my last
+  summer there", "yesterday's news", "in today's world", "the world today"; "in two
+  weeks" after a count or a past tense ("5 flights in 2 months", "lost 5 pounds in two
+  weeks"); "через месяц" next to a past tense ("через месяц выдали паспорт"), which
+  counts from a past event. A generic "today" these guards miss ("still popular today")
+  gets the session date, which is still true.
 Already absolute dates are never touched, and `annotate` is idempotent.
 """
 from __future__ import annotations
@@ -288,15 +295,16 @@ class _Rule:
     not_after: Optional[re.Pattern] = None  # searched in the few characters before the phrase
     not_before: Optional[re.Pattern] = None  # matched right after the phrase
     not_in_clause: Optional[re.Pattern] = None  # searched in the clause before the phrase
+    needs: str = ""  # a word every match holds: a text without it is not scanned (speed)
 
 
-def _rule(name, regex, meaning, not_after=None, not_before=None, not_in_clause=None, flags=re.I) -> _Rule:
+def _rule(name, regex, meaning, not_after=None, not_before=None, not_in_clause=None, needs="", flags=re.I) -> _Rule:
     """meaning: a fixed Ref, None (found, left unresolved) or a function of the match."""
     fn = meaning if callable(meaning) else (lambda m, ref=meaning: ref)
     return _Rule(name, re.compile(regex, flags), fn,
                  re.compile(not_after + r"\s+$", re.I) if not_after else None,
                  re.compile(not_before, re.I) if not_before else None,
-                 re.compile(not_in_clause, re.I) if not_in_clause else None)
+                 re.compile(not_in_clause, re.I) if not_in_clause else None, needs)
 
 
 FEW = {"day": (2, 5), "week": (14, 28), "month": (2, 4), "year": (2, 4)}  # "week" in days
@@ -344,7 +352,8 @@ def _pick(group: str, table: dict):
 # English ------------------------------------------------------------------
 EN_NUMBERS = {w: i + 1 for i, w in enumerate("one two three four five six seven eight nine ten".split())}
 EN_NUMBERS.update(a=1, an=1)
-EN_NUM = r"(?P<n>\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|an?|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)"
+EN_NUM = (r"(?P<n>\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|an?|(?:a\s+)?couple(?:\s+of)?|"
+          r"(?:a\s+)?few|several)")
 EN_UNIT = r"(?P<unit>day|weekend|week|month|year)s?(?P<extra>\s+and\s+a\s+half|\s+or\s+(?:two|so))?"
 EN_WEEKDAY = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|wed|thurs?|thu|fri)"
 EN_WEEKDAYS = r"(?P<wd>(?:mon|tues|wednes|thurs|fri|satur|sun)days)"
@@ -436,46 +445,47 @@ SEASON_WORDS = (("winter", "зимой"), ("spring", "весной"), ("summer",
 EN_MONTH = r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)"
 
 EN_RULES = (
-    _rule("day before yesterday", r"\bthe\s+day\s+before\s+yesterday\b", Ref("day", -2, -2)),
-    _rule("day after tomorrow", r"\bthe\s+day\s+after\s+tomorrow\b", Ref("day", 2, 2)),
+    _rule("day before yesterday", r"\bthe\s+day\s+before\s+yesterday\b", Ref("day", -2, -2), needs="yesterday"),
+    _rule("day after tomorrow", r"\bthe\s+day\s+after\s+tomorrow\b", Ref("day", 2, 2), needs="tomorrow"),
     _rule("yesterday", r"\byesterday(?:\s+(?:morning|afternoon|evening|night))?\b", Ref("day", -1, -1),
-          not_before=r"['’]s\s+news"),
-    _rule("last night", r"\blast\s+night\b", Ref("day", -1, -1), not_after=_DET),
-    _rule("today", r"\btoday\b", Ref("day", 0, 0), not_after=_TODAY_GENERIC, not_before=_GENERIC),
+          not_before=r"['’]s\s+news", needs="yesterday"),
+    _rule("last night", r"\blast\s+night\b", Ref("day", -1, -1), not_after=_DET, needs="last"),
+    _rule("today", r"\btoday\b", Ref("day", 0, 0), not_after=_TODAY_GENERIC, not_before=_GENERIC, needs="today"),
     _rule("tonight", r"\b(?:tonight|this\s+(?:morning|afternoon|evening))\b", Ref("day", 0, 0)),
     _rule("tomorrow", r"\btomorrow(?:\s+(?:morning|afternoon|evening|night))?\b", Ref("day", 1, 1),
-          not_before=_GENERIC),
-    _rule("ago", rf"\b{EN_NUM}\s+{EN_UNIT}\s+ago\b", _en_count(-1)),
+          not_before=_GENERIC, needs="tomorrow"),
+    _rule("ago", rf"\b{EN_NUM}\s+{EN_UNIT}\s+ago\b", _en_count(-1), needs="ago"),
     _rule("for now", r"(?:\b(?:for|been)\s+(?:about\s+|around\s+|almost\s+|nearly\s+|over\s+|more\s+than\s+|"
-          rf"just\s+(?:over|under)\s+)?|^|(?<=[.!?]\s))\b{EN_NUM}\s+{EN_UNIT}\s+now\b", _since),
-    _rule("from now", rf"\b{EN_NUM}\s+{EN_UNIT}\s+from\s+(?:now|today)\b", _en_count(1)),
+          rf"just\s+(?:over|under)\s+)?|^|(?<=[.!?]\s))\b{EN_NUM}\s+{EN_UNIT}\s+now\b", _since, needs="now"),
+    _rule("from now", rf"\b{EN_NUM}\s+{EN_UNIT}\s+from\s+(?:now|today)\b", _en_count(1), needs="from"),
     _rule("in", rf"\bin\s+(?!an?\s+day\b(?!\s+or\s+two)){EN_NUM}\s+{EN_UNIT}(?:['’]?\s+time)?\b", _en_count(1),
           not_before=r"['’]?\s+(?:of|before|after|since|old)\b", not_in_clause=_DURATION),
     _rule("last", r"\blast\s+(?P<unit>weekend|week|month|year)\b",
           _pick("unit", {"weekend": Ref("weekend", -1, -1), "week": Ref("week", -1, -1, True),
                          "month": Ref("month", -1, -1), "year": Ref("year", -1, -1)}),
-          not_after=_DET, not_before=r"\s+of\b"),
-    _rule("this", r"\bthis\s+(?P<mod>past\s+|coming\s+)?(?P<unit>weekend|week|month|year)\b", _en_this),
+          not_after=_DET, not_before=r"\s+of\b", needs="last"),
+    _rule("this", r"\bthis\s+(?P<mod>past\s+|coming\s+)?(?P<unit>weekend|week|month|year)\b", _en_this, needs="this"),
     _rule("next", r"\bnext\s+(?P<unit>weekend|week|month|year)\b",
           _pick("unit", {"weekend": None, "week": Ref("week", 1, 1),
                          "month": Ref("month", 1, 1), "year": Ref("year", 1, 1)}),
-          not_after=_DET, not_before=r"\s+of\b"),
+          not_after=_DET, not_before=r"\s+of\b", needs="next"),
     _rule("the past", r"\b(?:in|over|during|for|within|from)\s+the\s+(?P<which>past|last|next|coming)\s+"
           r"(?P<unit>week|month|year)(?:\s+or\s+so)?\b",
-          _window, not_before=r"\s+(?:of|before|after)\b"),
+          _window, not_before=r"\s+(?:of|before|after)\b", needs="the"),
     _rule("past N", rf"\b(?:the\s+)?(?P<which>past|last|next|coming)\s+{EN_NUM}\s+(?P<unit>day|week|month|year)s\b",
           _window, not_after=r"\b(?:my|his|her|our|their|your|its|first)", not_before=r"\s+(?:of|before|after)\b"),
-    _rule("coming", r"\b(?:in|over)\s+the\s+(?:coming|next\s+few|past\s+few|last\s+few)\s+(?:days|weeks|months|years)\b", None),
+    _rule("coming", r"\b(?:in|over)\s+the\s+(?:coming|next\s+few|past\s+few|last\s+few)\s+"
+          r"(?:days|weeks|months|years)\b", None, needs="the"),
     _rule("before last", r"\bthe\s+(?P<unit>weekend|week|month|year)\s+before\s+last\b",
           _pick("unit", {"weekend": Ref("weekend", -2, -2), "week": Ref("week", -2, -2, True),
-                         "month": Ref("month", -2, -2), "year": Ref("year", -2, -2)})),
+                         "month": Ref("month", -2, -2), "year": Ref("year", -2, -2)}), needs="last"),
     _rule("last weekday", rf"\b(?:last|this\s+past)\s+{EN_WEEKDAY}\b",
           lambda m: Ref("weekday", -1, -1, False, _weekday_of(m)), not_after=_DET),
     _rule("this weekday", rf"\bthis\s+(?P<coming>coming\s+)?{EN_WEEKDAY}\b",
           lambda m: Ref("weekday", int(bool(m.group("coming"))), int(bool(m.group("coming"))), False,
-                        _weekday_of(m))),
-    _rule("next weekday", rf"\bnext\s+{EN_WEEKDAY}\b", None, not_after=_DET),
-    _rule("weekdays ago", rf"\b{EN_NUM}\s+{EN_WEEKDAYS}\s+ago\b", _weekdays_ago),
+                        _weekday_of(m)), needs="this"),
+    _rule("next weekday", rf"\bnext\s+{EN_WEEKDAY}\b", None, not_after=_DET, needs="next"),
+    _rule("weekdays ago", rf"\b{EN_NUM}\s+{EN_WEEKDAYS}\s+ago\b", _weekdays_ago, needs="ago"),
     _rule("season", r"\b(?P<which>last|this\s+past|this|next)\s+(?P<season>summer|winter|spring|fall|autumn)\b",
           _season_of({"last": -1, "this past": -1, "this": 0, "next": 1}),
           not_after=_DET, not_before=r"\s*,?\s*(?:of\s+)?\d{4}"),
@@ -483,8 +493,8 @@ EN_RULES = (
           lambda m: Ref("month_name", *(2 * (-1 if m.group("which").lower() == "last" else 1,)), False,
                         MONTHS_EN.index(m.group("month")) + 1),
           not_after=_DET, not_before=r"\s*,?\s*\d", flags=0),
-    _rule("vague", r"\b(?:recently|lately|the\s+other\s+day|a\s+while\s+(?:ago|back)|not\s+(?:so\s+|too\s+)?long\s+ago)\b",
-          None),
+    _rule("vague", r"\b(?:recently|lately|the\s+other\s+day|a\s+while\s+(?:ago|back)|"
+          r"not\s+(?:so\s+|too\s+)?long\s+ago)\b", None),
 )
 
 # Russian ------------------------------------------------------------------
@@ -496,6 +506,8 @@ RU_UNIT = r"(?P<unit>дн(?:я|ей)|день|недел[юиь]|месяц(?:а
 # Only the accusative singular stands alone for "one": "неделю назад", never "лет назад".
 RU_COUNT = rf"(?:{RU_NUM}\s+{RU_UNIT}|(?P<one>день|неделю|месяц|год)|(?P<half>полгода|полтора\s+года))"
 RU_PART = r"(?:\s+(?:утром|днём|днем|вечером|ночью))?"
+# "через месяц выдали паспорт": a past tense around "через" counts from a past event, not the session.
+RU_PAST = r"\b\w+(?:[аяеиыоуёю]|ш)л(?:а|о|и|ся|ась|ось|ись)?\b"
 RU_WEEKDAY = r"(?P<wd>понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье)"
 RU_WHICH = {"позапрошл": -2, "прошл": -1, "эт": 0, "следующ": 1, "будущ": 1}
 RU_UNITS = {"д": "day", "н": "week", "м": "month", "г": "year", "л": "year"}
@@ -530,14 +542,15 @@ def _ru_weekday(m: re.Match) -> Optional[Ref]:
 
 
 RU_RULES = (
-    _rule("позавчера", r"\bпозавчера\b", Ref("day", -2, -2)),
-    _rule("послезавтра", r"\bпослезавтра\b", Ref("day", 2, 2)),
-    _rule("вчера", rf"\bвчера{RU_PART}\b", Ref("day", -1, -1)),
-    _rule("прошлой ночью", r"\bпрошлой\s+ночью\b", Ref("day", -1, -1)),
-    _rule("сегодня", rf"\bсегодня{RU_PART}\b", Ref("day", 0, 0)),
-    _rule("завтра", rf"\bзавтра{RU_PART}\b", Ref("day", 1, 1)),
-    _rule("назад", rf"\b{RU_COUNT}\s+назад\b", _ru_count(-1)),
-    _rule("через", rf"\bчерез\s+{RU_COUNT}\b", _ru_count(1), not_before=r"\s+(?:после|с\s+тех)\b"),
+    _rule("позавчера", r"\bпозавчера\b", Ref("day", -2, -2), needs="позавчера"),
+    _rule("послезавтра", r"\bпослезавтра\b", Ref("day", 2, 2), needs="послезавтра"),
+    _rule("вчера", rf"\bвчера{RU_PART}\b", Ref("day", -1, -1), needs="вчера"),
+    _rule("прошлой ночью", r"\bпрошлой\s+ночью\b", Ref("day", -1, -1), needs="ночью"),
+    _rule("сегодня", rf"\bсегодня{RU_PART}\b", Ref("day", 0, 0), needs="сегодня"),
+    _rule("завтра", rf"\bзавтра{RU_PART}\b", Ref("day", 1, 1), needs="завтра"),
+    _rule("назад", rf"\b{RU_COUNT}(?:\s+тому)?\s+назад\b", _ru_count(-1), needs="назад"),
+    _rule("через", rf"\bчерез\s+{RU_COUNT}\b", _ru_count(1), not_in_clause=RU_PAST, needs="через",
+          not_before=rf"\s+(?:после|с\s+тех\b|(?:[^\W\d]+\s+){{0,3}}?{RU_PAST})"),
     _rule("прошлый/этот/следующий", r"\b(?:(?:в|на)\s+)?(?P<which>позапрошл|прошл|следующ|будущ|эт)\w*\s+"
           r"(?P<unit>году|года|год|месяце|месяца|месяц|неделе|недели|неделю|неделя|выходные|выходных)\b", _ru_which),
     _rule("день недели", rf"\bв\s+(?P<which>прошл|следующ|эт)\w*\s+{RU_WEEKDAY}\b", _ru_weekday),
@@ -558,8 +571,10 @@ def find_relative(text: str, lang: str) -> list:
     [m.phrase for m in find_relative("I left two days ago, recently", "en")] == ["two days ago", "recently"]"""
     if lang not in RULES:
         raise ValueError(f"lang must be one of {LANGS}, not {lang!r}")
-    found = []
+    found, low = [], text.lower()
     for rule in RULES[lang]:
+        if rule.needs and rule.needs not in low:
+            continue
         for m in rule.pattern.finditer(text):
             if not _rejected(rule, text, m):
                 found.append(Mention(m.start(), m.end(), m.group(0), rule.name, rule.meaning(m)))
@@ -572,7 +587,12 @@ def find_relative(text: str, lang: str) -> list:
     return kept
 
 
+QUOTES = "\"'“”«»‘’"
+
+
 def _rejected(rule: _Rule, text: str, m: re.Match) -> bool:
+    if 0 < m.start() and m.end() < len(text) and text[m.start() - 1] in QUOTES and text[m.end()] in QUOTES:
+        return True  # a title: the song "Yesterday"
     if rule.not_after and rule.not_after.search(text, max(0, m.start() - 24), m.start()):
         return True
     if rule.not_in_clause:
