@@ -92,6 +92,10 @@ RUSSIAN = [
     ("прошлым летом", "прошлым летом [лето 2022]"),
     ("летом прошлого года", "летом прошлого года [лето 2022]"),
     ("на позапрошлой неделе", "на позапрошлой неделе [≈ 24–30 апреля 2023]"),
+    ("этой зимой", "этой зимой [зима 2022–2023]"),  # said in May: the winter just past
+    ("в это воскресенье", "в это воскресенье [14 мая 2023]"),
+    ("в этом году", "в этом году [2023]"),
+    ("в будущем году", "в будущем году [2024]"),
 ]
 
 UNCHANGED = [  # false friends, durations, vague or ambiguous phrases: no bracket is better than a wrong one
@@ -114,6 +118,7 @@ UNCHANGED = [  # false friends, durations, vague or ambiguous phrases: no bracke
     ("ru", "Встретимся в следующую пятницу."),
     ("ru", "Исполнилось 45, пошёл менять паспорт, через месяц выдали новый."),  # counted from a past event
     ("ru", "Через неделю мы поженились."),
+    ("ru", "Это год перемен, а это летом было."),
     ("en", "We met in 2019 and in two years we married."),
 ]
 
@@ -164,13 +169,18 @@ def test_number_words_one_to_ten_in_both_languages():
     (date(2023, 8, 11), "last summer", "summer 2022"),
     (date(2023, 10, 13), "next summer", "summer 2024"),
     (date(2023, 10, 13), "last May", "May 2023"),
+    (date(2023, 10, 13), "this winter", "winter 2023–2024"),
+    (date(2023, 5, 8), "this winter", "winter 2022–2023"),
+    (date(2023, 10, 13), "this summer", "summer 2023"),
+    (date(2023, 9, 13), "this autumn", "autumn 2023"),
 ])
 def test_month_year_and_week_boundaries(session, text, expected):
     assert annotate(text, session, "en") == f"{text} [{expected}]"
 
 
-def test_next_summer_said_before_this_summer_began_is_left_alone():
-    assert annotate("next summer", date(2023, 5, 8), "en") == "next summer"
+def test_seasons_too_close_to_call_are_left_alone():
+    assert annotate("next summer", date(2023, 5, 8), "en") == "next summer"  # the coming one, or 2024?
+    assert annotate("this spring", date(2023, 10, 13), "en") == "this spring"  # ended 4.5 months ago, starts in 4.5
 
 
 def test_text_without_a_phrase_and_an_unparseable_date_come_back_as_the_same_object():

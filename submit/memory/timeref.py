@@ -209,18 +209,27 @@ def _season_span(season: int, year: int) -> tuple:
 
 
 def _season(ref: Ref, day: date) -> Optional[When]:
-    current = day.year - 1 if ref.anchor == 0 and day.month <= 2 else day.year
-    if ref.lo < 0:  # the latest one that has ended
-        year = day.year
-        while _season_span(ref.anchor, year)[1] >= day:
-            year -= 1
-    elif ref.lo == 0:
-        year = current
-    elif _season_span(ref.anchor, current)[0] > day:
-        return None  # "next summer" said in May: this coming one, or the one after?
-    else:
-        year = current + 1
-    return When("season", *_season_span(ref.anchor, year), ref.approx)
+    """last: the latest one that has ended; this: the one under way, else the nearer of the
+    last and the coming one; next: the one after "this", once "this" has begun."""
+    last = day.year
+    while _season_span(ref.anchor, last)[1] >= day:
+        last -= 1
+    if ref.lo < 0:
+        return When("season", *_season_span(ref.anchor, last), ref.approx)
+    this = _this_season(ref.anchor, last, day)
+    if this is None or (ref.lo > 0 and _season_span(ref.anchor, this)[0] > day):
+        return None  # "this spring" said in October, "next summer" said in May: which one?
+    return When("season", *_season_span(ref.anchor, this + max(ref.lo, 0)), ref.approx)
+
+
+def _this_season(season: int, last: int, day: date) -> Optional[int]:
+    coming_start, coming_end = _season_span(season, last + 1)
+    if coming_start <= day <= coming_end:
+        return last + 1
+    since_last, until_coming = (day - _season_span(season, last)[1]).days, (coming_start - day).days
+    if abs(since_last - until_coming) < 30:
+        return None
+    return last if since_last < until_coming else last + 1
 
 
 def _season_year(ref: Ref, day: date) -> Optional[When]:
@@ -551,10 +560,12 @@ RU_RULES = (
     _rule("назад", rf"\b{RU_COUNT}(?:\s+тому)?\s+назад\b", _ru_count(-1), needs="назад"),
     _rule("через", rf"\bчерез\s+{RU_COUNT}\b", _ru_count(1), not_in_clause=RU_PAST, needs="через",
           not_before=rf"\s+(?:после|с\s+тех\b|(?:[^\W\d]+\s+){{0,3}}?{RU_PAST})"),
-    _rule("прошлый/этот/следующий", r"\b(?:(?:в|на)\s+)?(?P<which>позапрошл|прошл|следующ|будущ|эт)\w*\s+"
+    _rule("прошлый/этот/следующий", r"\b(?:(?:в|на)\s+)?(?P<which>(?:позапрошл|прошл|следующ|будущ)\w*|"
+          r"эт(?:от|ом|ого|ой|у|а|и|их))\s+"  # not "это": "Это год перемен" names no date
           r"(?P<unit>году|года|год|месяце|месяца|месяц|неделе|недели|неделю|неделя|выходные|выходных)\b", _ru_which),
     _rule("день недели", rf"\bв\s+(?P<which>прошл|следующ|эт)\w*\s+{RU_WEEKDAY}\b", _ru_weekday),
-    _rule("сезон", r"\b(?P<which>прошл|следующ|эт)\w*\s+(?P<season>зимой|весной|летом|осенью)\b",
+    _rule("сезон", r"\b(?P<which>прошл(?:ым|ой)|следующ(?:им|ей)|эт(?:им|ой))\s+"
+          r"(?P<season>зимой|весной|летом|осенью)\b",
           _season_of({"прошл": -1, "эт": 0, "следующ": 1})),
     _rule("сезон года", r"\b(?P<season>зимой|весной|летом|осенью)\s+(?P<which>позапрошл|прошл|следующ|эт)\w*\s+года\b",
           _season_of({"позапрошл": -2, "прошл": -1, "эт": 0, "следующ": 1}, unit="season_year")),
@@ -588,6 +599,7 @@ def find_relative(text: str, lang: str) -> list:
 
 
 QUOTES = "\"'“”«»‘’"
+_CLAUSE_END = re.compile(r"[.!?;:\n]")
 
 
 def _rejected(rule: _Rule, text: str, m: re.Match) -> bool:
@@ -597,7 +609,7 @@ def _rejected(rule: _Rule, text: str, m: re.Match) -> bool:
         return True
     if rule.not_in_clause:
         before = text[max(0, m.start() - 60):m.start()]
-        clause = re.split(r"[.!?;:\n]", before)[-1]
+        clause = _CLAUSE_END.split(before)[-1]
         if rule.not_in_clause.search(clause):
             return True
     return bool(rule.not_before and rule.not_before.match(text, m.end()))
