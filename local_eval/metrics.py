@@ -143,3 +143,12 @@ def refined_scores(prediction: str, answers: Sequence[str]) -> dict:
         return {"refined_f1": 0.0, "refined_bleu": 0.0}
     f1, bleu = max((refined_f1(prediction, c), refined_bleu1(prediction, c)) for c in candidates)
     return {"refined_f1": f1, "refined_bleu": bleu}
+
+
+
+def refined_row(prediction: str, answers: Sequence[str], abstention: bool) -> dict:
+    """A LoCoMo result row's `refined_f1` and `refined_bleu`; None for adversarial questions,
+    which LoCoMo-Refined dropped (their gold is a refusal, not an answer to compare)."""
+    if abstention:
+        return {"refined_f1": None, "refined_bleu": None}
+    return refined_scores(prediction, answers)
