@@ -2,12 +2,14 @@
 
     python local_eval/run.py                      # the shipped Russian demo, CPU defaults
     python local_eval/run.py --dataset gigamemory --data ../shared/data/gigamemory/format_example.jsonl
-    python local_eval/run.py --dataset longmemeval --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --limit 20
+    python local_eval/run.py --dataset longmemeval --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --shard 1/12
     python local_eval/run.py --mode retrieval --dataset locomo --data ../shared/data/locomo/locomo10_dev.json
 
 Each finished record is appended to OUT/results.jsonl, so an interrupted run resumes
 where it stopped. Writes submit.csv, output.json, summary.json and report.md (plus
-hypotheses.jsonl for LongMemEval, predictions.jsonl for LoCoMo) into OUT.
+hypotheses.jsonl for LongMemEval, predictions.jsonl for LoCoMo-Refined with --refined)
+into OUT; retrieval mode writes summary.json, report.md and missed.jsonl. The fields of
+summary.json: docs/summary.md.
 """
 from __future__ import annotations
 
