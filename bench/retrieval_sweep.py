@@ -1,7 +1,7 @@
 """Sweep retrieval settings over memories built once: which weights hold on aggregate?
 
     .venv/bin/python bench/retrieval_sweep.py --dataset locomo --data ../shared/data/locomo/locomo10_dev.json \\
-        --vary session_weight=0.3,0.5 --vary feedback_keys=0,3
+        --vary peer_session_weight=0.3,0.5 --vary peer_neighbor_weight=0.3,0.5
 
 Every dialogue is written, indexed and embedded once (embeddings come from the on-disk
 cache when an earlier run filled it); each combination of the `RetrieveSettings` values
@@ -9,7 +9,10 @@ named by --vary then ranks and packs every question, and the six metrics of
 `run.py --mode retrieval` are printed per combination (the defaults first). Fields of
 `IndexSettings` change what gets embedded and need a fresh build: they are not swept here.
 Tune on the aggregate of several sets, not on single questions: part of every benchmark
-is held out.
+is held out. Some fields apply to one kind of chat only (peer chats such as LoCoMo skip
+feedback_* and use peer_session_weight instead of session_weight; user–assistant chats
+ignore peer_*): a varied field that moved no evidence rank and no metric on any question
+is named in a warning.
 """
 from __future__ import annotations
 
@@ -65,18 +68,34 @@ def build_all(records, embedder) -> list:
     return out
 
 
-def sweep(built: list, overrides: dict) -> tuple[dict, dict]:
-    """Mean metrics overall and per question type with these RetrieveSettings overrides."""
+def sweep(built: list, overrides: dict) -> tuple[dict, dict, tuple]:
+    """Mean metrics overall and per question type with these RetrieveSettings overrides, and
+    a fingerprint of every question's metrics and evidence ranks (equal = no visible change)."""
     settings = Settings(retrieve=RetrieveSettings(**overrides))
-    rows = defaultdict(list)
+    rows, fingerprint = defaultdict(list), []
     for record, memory, origins in built:
         memory.settings = settings
-        scores = R.score(record, memory, origins)
-        rows["ALL"].append(scores)
-        rows[record.question_type].append(scores)
+        scored = R.score(record, memory, origins)
+        rows["ALL"].append(scored.scores)
+        rows[record.question_type].append(scored.scores)
+        fingerprint.append((tuple(scored.scores.values()), scored.evidence))
     means = {k: {m: round(sum(s[m] for s in v) / len(v), 4) for m in R.METRICS} | {"n": len(v)}
              for k, v in rows.items()}
-    return means.pop("ALL"), means
+    return means.pop("ALL"), means, tuple(fingerprint)
+
+
+def idle_fields(vary: dict, combos: list, fingerprints: list) -> list:
+    """Varied fields (two values or more) whose values changed nothing: with the other fields
+    held, every value of the field gave the same fingerprint."""
+    idle = []
+    for name in (n for n, values in vary.items() if len(set(values)) > 1):
+        groups = defaultdict(set)
+        for combo, fingerprint in zip(combos, fingerprints):
+            if combo:  # the defaults row is not part of the grid
+                groups[tuple(sorted((k, v) for k, v in combo.items() if k != name))].add(fingerprint)
+        if all(len(found) == 1 for found in groups.values()):
+            idle.append(name)
+    return idle
 
 
 def main(argv=None) -> int:
@@ -105,15 +124,19 @@ def main(argv=None) -> int:
         p.error("no record with evidence to measure")
     print(f"\n{args.dataset}: {len(built)} questions with evidence, embedder={args.embedder}")
     print(f"{'settings':<44}" + "".join(f"{SHORT[m]:>9}" for m in R.METRICS))
-    results = []
-    for overrides in combinations(vary):
-        overall, by_type = sweep(built, overrides)
+    results, combos, fingerprints = [], combinations(vary), []
+    for overrides in combos:
+        overall, by_type, fingerprint = sweep(built, overrides)
+        fingerprints.append(fingerprint)
         label = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "defaults"
         print(f"{label:<44}" + "".join(f"{overall[m]:>9.3f}" for m in R.METRICS), flush=True)
         if args.by_type:
             for name, m in sorted(by_type.items()):
                 print(f"  {name[:30]:<32}n={m['n']:<8}" + "".join(f"{m[x]:>9.3f}" for x in R.METRICS))
         results.append({"overrides": overrides, "overall": overall, "by_type": by_type})
+    for name in idle_fields(vary, combos, fingerprints):
+        print(f"warning: {name} changed no evidence rank and no metric on {args.dataset}: its retrieval "
+              "ignores this field (see the module docstring)", file=sys.stderr)
     if args.out:
         Path(args.out).write_text(json.dumps({"dataset": args.dataset, "data": args.data, "shard": args.shard,
                                               "results": results}, indent=1, ensure_ascii=False))

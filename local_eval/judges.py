@@ -7,7 +7,10 @@ temperature 0 (every backend decodes greedily):
                questions are judged against a rubric; abstention is right when the
                response says the information is missing
   locomo       LoCoMo-Refined's strict rule: all required information, nothing
-               unsupported, the gold answer's time granularity; adversarial = abstention
+               unsupported, the gold answer's time granularity; adversarial = abstention.
+               Several acceptable answers (LoCoMo-Refined's gold lists) are all shown in
+               one prompt, any one sufficing; the release's own evaluator instead asks once
+               per candidate and keeps the best verdict (one call here instead of several)
   gigamemory   binary, Russian: the answer means the same as the gold for this question
 """
 from __future__ import annotations
@@ -34,6 +37,7 @@ class Item:
     answer: str
     question_type: str
     abstention: bool = False
+    golds: tuple = ()  # every acceptable answer when there are several; empty = (gold,)
 
 
 @lru_cache(maxsize=None)
@@ -55,7 +59,8 @@ def rule_for(benchmark: str, item: Item) -> str:
 def judge_prompt(benchmark: str, item: Item) -> list:
     """The one-message chat a judge model sees for an item."""
     template = _templates(benchmark)[rule_for(benchmark, item)]
-    text = template.render(question=item.question, gold=item.gold, answer=item.answer).strip()
+    text = template.render(question=item.question, gold=item.gold, golds=list(item.golds or (item.gold,)),
+                           answer=item.answer).strip()
     return [{"role": "user", "content": text}]
 
 

@@ -2,17 +2,20 @@
 
 Appended as each record finishes, so an interrupted run loses nothing and a rerun skips
 what is done; shard folders merge by concatenation. Also writes the official formats:
-LongMemEval hypotheses (`question_id`, `hypothesis`), LoCoMo predictions (`qa_id`,
+LongMemEval hypotheses (`question_id`, `hypothesis`), LoCoMo-Refined predictions (`qa_id`,
 `predicted_answer`), and the contest's submit.csv / output.json. Called by run.py.
 """
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from . import harness
 
 RESULTS = "results.jsonl"
+# LoCoMo-Refined's qa_id (tasks/locomo_refined.py): only runs on its questions file have one.
+REFINED_QA_ID = re.compile(r".+#q\d{4,}")
 
 
 def read(out: Path) -> list[dict]:
@@ -65,8 +68,9 @@ def write_official(rows: list, dataset: str, out: Path) -> list[str]:
     if dataset == "longmemeval":
         _jsonl(out / "hypotheses.jsonl", [{"question_id": r["id"], "hypothesis": r["answer"]} for r in rows])
         written.append("hypotheses.jsonl")
-    if dataset == "locomo":
-        _jsonl(out / "predictions.jsonl", [{"qa_id": r["id"], "predicted_answer": r["answer"]} for r in rows])
+    refined = [r for r in rows if REFINED_QA_ID.fullmatch(r["id"])] if dataset == "locomo" else []
+    if refined:  # ids of the original file ("conv-26_q0") are not qa_ids: its evaluator would refuse them
+        _jsonl(out / "predictions.jsonl", [{"qa_id": r["id"], "predicted_answer": r["answer"]} for r in refined])
         written.append("predictions.jsonl")
     return written
 

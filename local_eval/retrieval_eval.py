@@ -4,13 +4,15 @@ For each record the dialogue goes through the same memory code as the contest (t
 store, index, fused ranking, context packing), with no LLM. Metrics, per record:
   session_recall_all@k   every evidence session among the k best-ranked sessions
   evidence_recall@Nc     every evidence unit inside the context packed at N characters
-Abstention records (no evidence by definition) are left out.
+Abstention records (no evidence by definition) are left out. Each record also keeps where
+its evidence ranked (`EvidenceRank`), which `report.write_retrieval` lists for the misses.
 """
 from __future__ import annotations
 
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Optional
 
 from local_eval import harness
 
@@ -35,6 +37,27 @@ def session_recall_all(evidence_sessions, ranked_sessions: list, k: int) -> floa
 
 
 @dataclass(frozen=True)
+class EvidenceRank:
+    """Where one evidence unit landed: "D3:5 rank 41 (session 3: rank 7)"."""
+    name: str  # the benchmark's name for it ("D3:5"), else "session 3 #4"
+    session_id: str
+    rank: Optional[int]  # 1-based rank of its best turn among all ranked turns; None: never ranked
+    session_rank: Optional[int]  # 1-based rank of its session; None: the session never ranked
+    in_context: bool  # inside the context packed at the scoring budget
+
+    def describe(self) -> str:
+        show = lambda r: "not ranked" if r is None else f"rank {r}"  # noqa: E731
+        return f"{self.name} {show(self.rank)} (session {self.session_id}: {show(self.session_rank)})"
+
+
+@dataclass(frozen=True)
+class Scored:
+    scores: dict  # the six METRICS
+    evidence: tuple = ()  # of EvidenceRank, one per evidence unit
+    budget: int = 8000  # the context budget `in_context` refers to
+
+
+@dataclass(frozen=True)
 class Measured:
     id: str
     question_type: str
@@ -43,9 +66,16 @@ class Measured:
     retrieve_seconds: float
     wall_seconds: float  # index + retrieve, wall clock
     built: bool = True  # False: another record of the same dialogue built the memory
+    question: str = ""
+    evidence: tuple = ()  # of EvidenceRank
+
+    @property
+    def missed(self) -> bool:
+        """Some evidence unit is outside the context packed at the scoring budget."""
+        return not all(e.in_context for e in self.evidence)
 
 
-def measure(record, embedder, settings, facts_of=None, memories=None) -> Measured:
+def measure(record, embedder, settings, facts_of=None, memories=None, budget: int = 8000) -> Measured:
     """One record through the memory: write every pair, rank once, pack at every budget.
 
     `facts_of(record)`, when given, supplies facts (e.g. the LoCoMo oracle's) to the memory.
@@ -58,9 +88,10 @@ def measure(record, embedder, settings, facts_of=None, memories=None) -> Measure
         memories.clear()  # records come grouped by dialogue: keep one memory, not all of them
         memories[key] = (memory, origins)
     indexed = time.process_time()
-    scores = score(record, memory, origins)
-    return Measured(record.id, record.question_type, scores, indexed - start, time.process_time() - indexed,
-                    time.perf_counter() - wall, built=found is None)
+    scored = score(record, memory, origins, budget)
+    return Measured(record.id, record.question_type, scored.scores, indexed - start, time.process_time() - indexed,
+                    time.perf_counter() - wall, built=found is None, question=record.question,
+                    evidence=scored.evidence)
 
 
 def dialogue_key(record) -> tuple:
@@ -73,8 +104,9 @@ def usable(records) -> list:
     return [r for r in records if not r.abstention and r.evidence]
 
 
-def score(record, memory, origins) -> dict:
-    """The six metrics of one record against its built memory, ranked with `memory.settings`."""
+def score(record, memory, origins, budget: int = 8000) -> Scored:
+    """The six metrics of one record against its built memory, ranked with `memory.settings`,
+    and where each evidence unit ranked (in context or not at `budget` characters)."""
     from submit.memory.answer import detect_lang
     from submit.memory.context import pack
     from submit.memory.retrieve import rank_sessions
@@ -83,13 +115,26 @@ def score(record, memory, origins) -> dict:
     hits = memory.rank(record.question)
     lang = detect_lang(record.question)
     turns = [memory.store.turns[h.turn_idx] for h in hits]
-    held = {b: pack(memory.store, turns, b, lang, memory.settings.max_turn_chars).turn_ids for b in BUDGETS}
+    held = {b: pack(memory.store, turns, b, lang, memory.settings.max_turn_chars).turn_ids
+            for b in {*BUDGETS, budget}}
     units = harness.evidence_positions(record, origins)
     sessions = rank_sessions(hits, memory.store)
     scores = {f"session_recall_all@{k}": session_recall_all(record.evidence_sessions, sessions, k)
               for k in SESSION_KS}
     scores.update({f"evidence_recall@{b}c": evidence_recall(units, held[b]) for b in BUDGETS})
-    return scores
+    turn_rank = {h.turn_idx: i for i, h in enumerate(hits, 1)}
+    session_rank = {sid: i for i, sid in enumerate(sessions, 1)}
+    in_context = set(held[budget])
+    evidence = tuple(evidence_rank(unit, positions, turn_rank, session_rank, in_context)
+                     for unit, positions in zip(record.evidence, units))
+    return Scored(scores, evidence, budget)
+
+
+def evidence_rank(unit, positions: set, turn_rank: dict, session_rank: dict, held: set) -> EvidenceRank:
+    """The best rank among the turns that satisfy one evidence unit (any one of them does)."""
+    ranks = [turn_rank[p] for p in positions if p in turn_rank]
+    return EvidenceRank(unit.name(), unit.session_id, min(ranks, default=None),
+                        session_rank.get(unit.session_id), bool(positions & held))
 
 
 def build(record, embedder, settings, facts_of=None):
@@ -138,14 +183,15 @@ def build_embedder(spec: str, cache_dir):
 
 
 def evaluate(records, embedder, settings, progress: bool = True, facts_of=None) -> list:
+    """Measured rows of every usable record; `in_context` refers to `settings.context_chars`."""
     from tqdm import tqdm
     memories: dict = {}
-    return [measure(r, embedder, settings, facts_of, memories)
+    return [measure(r, embedder, settings, facts_of, memories, settings.context_chars)
             for r in tqdm(usable(records), desc="retrieval", unit="q", disable=not progress, dynamic_ncols=True)]
 
 
-def run(records, args) -> dict:
-    """`run.py --mode retrieval`: the summary with "retrieval" and "retrieval_by_type"."""
+def run(records, args) -> tuple[dict, list]:
+    """`run.py --mode retrieval`: the summary ("overall", "by_type") and the Measured rows."""
     from submit.memory.dialogue import Settings
     from submit.memory.retrieve import RetrieveSettings
     embedder = build_embedder(args.embedder, args.cache_dir)
@@ -153,18 +199,20 @@ def run(records, args) -> dict:
     settings = Settings(context_chars=args.context_chars, retrieve=RetrieveSettings(method=method))
     measured = evaluate(records, embedder, settings)
     overall, by_type = aggregate(measured)
-    return {"dataset": args.dataset, "data": args.data, "mode": "retrieval", "embedder": args.embedder,
-            "retrieval_method": method, "records": len(records), "retrieval": overall,
-            "retrieval_by_type": by_type}
+    summary = {"mode": "retrieval", "dataset": args.dataset, "data": args.data,
+               "refined": getattr(args, "refined", None), "embedder": args.embedder,
+               "retrieval_method": method, "context_chars": args.context_chars, "records": len(records),
+               "overall": overall, "by_type": by_type}
+    return summary, measured
 
 
 def print_table(summary: dict) -> None:
     print(f"\n{summary['dataset']}: retrieval ({summary['retrieval_method']}, embedder="
-          f"{summary['embedder']}), {summary['retrieval'].get('n', 0)} questions with evidence")
+          f"{summary['embedder']}), {summary['overall'].get('n', 0)} questions with evidence")
     cols = ["n", *METRICS, "cpu_s_index_per_dialogue", "cpu_s_retrieve_per_question", "wall_s_per_question"]
     short = ["n", "sess@5", "sess@10", "ev@4k", "ev@8k", "ev@16k", "ev@32k", "idx s", "ret s", "wall s"]
     print(f"{'question type':<28}" + "".join(f"{c:>9}" for c in short))
-    rows = [*summary["retrieval_by_type"].items(), ("ALL", summary["retrieval"])]
+    rows = [*summary["by_type"].items(), ("ALL", summary["overall"])]
     for name, m in rows:
         if m.get("n"):
             print(f"{name:<28}" + "".join(f"{'-' if m[c] is None else m[c]:>9}" for c in cols))

@@ -2,12 +2,14 @@
 
     python local_eval/run.py                      # the shipped Russian demo, CPU defaults
     python local_eval/run.py --dataset gigamemory --data ../shared/data/gigamemory/format_example.jsonl
-    python local_eval/run.py --dataset longmemeval --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --limit 20
+    python local_eval/run.py --dataset longmemeval --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --shard 1/12
     python local_eval/run.py --mode retrieval --dataset locomo --data ../shared/data/locomo/locomo10_dev.json
 
 Each finished record is appended to OUT/results.jsonl, so an interrupted run resumes
 where it stopped. Writes submit.csv, output.json, summary.json and report.md (plus
-hypotheses.jsonl for LongMemEval, predictions.jsonl for LoCoMo) into OUT.
+hypotheses.jsonl for LongMemEval, predictions.jsonl for LoCoMo-Refined with --refined)
+into OUT; retrieval mode writes summary.json, report.md and missed.jsonl. The fields of
+summary.json: docs/summary.md.
 """
 from __future__ import annotations
 
@@ -35,6 +37,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--dataset", choices=DATASETS, default="demo",
                    help="benchmark adapter; 'demo' is the small Russian set shipped in the repo")
     p.add_argument("--data", help="path of the dataset file (required except for demo)")
+    p.add_argument("--refined", metavar="QUESTIONS_JSONL",
+                   help="LoCoMo only: LoCoMo-Refined's data/public/questions.jsonl; its questions, gold "
+                        "lists and qa_ids over the conversations of --data")
     p.add_argument("--limit", type=int, help="run only the first N records (after --types and --shard)")
     p.add_argument("--types", help="comma-separated question types to keep")
     p.add_argument("--shard", default="1/1", metavar="K/N",
@@ -66,6 +71,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.dataset != "demo" and not args.data and not args.merge:
         p.error(f"--dataset {args.dataset} needs --data PATH")
+    if args.refined and args.dataset != "locomo":
+        p.error(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, not {args.dataset}")
     if args.limit is not None and args.limit <= 0:
         p.error("--limit must be positive")
     try:
@@ -97,10 +104,11 @@ def build_model(args):
 
 def score(record, result, fallbacks: dict, judge_llm, benchmark: str) -> dict:
     """One result row: answer, lexical scores, judge verdict, evidence in context, stats."""
-    lexical = metrics.lexical_score(result.answer, record.gold, record.abstention)
+    lexical = metrics.lexical_score(result.answer, record.golds, record.abstention)
     verdict = None
     if judge_llm is not None:
-        item = judges.Item(record.question, record.gold, result.answer, record.question_type, record.abstention)
+        item = judges.Item(record.question, record.gold, result.answer, record.question_type, record.abstention,
+                           golds=record.golds)
         verdict = judges.judge(judge_llm, benchmark, [item])[0]
     _, origins = harness.flatten(record)
     units = harness.evidence_positions(record, origins)
@@ -110,6 +118,7 @@ def score(record, result, fallbacks: dict, judge_llm, benchmark: str) -> dict:
             "gold": record.gold, "answer": result.answer, "answer_time": result.answer_time,
             "abstention": record.abstention, "f1": lexical["f1"], "em": lexical["em"],
             "lexical_correct": lexical["correct"], "judge": verdict,
+            **(metrics.refined_row(result.answer, record.golds, record.abstention) if benchmark == "locomo" else {}),
             "correct": float(bool(verdict)) if judge_llm is not None else lexical["correct"],
             "evidence_in_context": evidence, "fallbacks": fallbacks,
             "stats": result.stats or {}}
@@ -143,9 +152,13 @@ def _mean(values) -> float:
 
 
 def _block(rows) -> dict:
-    return {"n": len(rows), "accuracy": _mean(r["correct"] for r in rows), "f1": _mean(r["f1"] for r in rows),
-            "em": _mean(r["em"] for r in rows),
-            "evidence_in_context": _mean(r["evidence_in_context"] for r in rows)}
+    block = {"n": len(rows), "accuracy": _mean(r["correct"] for r in rows), "f1": _mean(r["f1"] for r in rows),
+             "em": _mean(r["em"] for r in rows),
+             "evidence_in_context": _mean(r["evidence_in_context"] for r in rows)}
+    for key in ("refined_f1", "refined_bleu"):
+        if any(key in r for r in rows):
+            block[key] = _mean(r.get(key) for r in rows)
+    return block
 
 
 def llm_ledger(rows) -> dict:
@@ -164,10 +177,11 @@ def summarize(rows: list, args) -> dict:
     for row in rows:
         fallbacks.update(row.get("fallbacks") or {})
     return {
-        "dataset": args.dataset, "data": args.data, "llm_spec": args.llm, "embedder": args.embedder,
+        "mode": "answer", "dataset": args.dataset, "data": args.data, "refined": args.refined,
+        "llm_spec": args.llm, "embedder": args.embedder,
         "judge": args.judge, "scorer": f"judge:{args.judge}" if args.judge else "lexical",
-        "records": len(rows), "accuracy": _block(rows),
-        "accuracy_by_type": {t: _block(rs) for t, rs in sorted(by_type.items())},
+        "records": len(rows), "overall": _block(rows),
+        "by_type": {t: _block(rs) for t, rs in sorted(by_type.items())},
         "judge_unparsed": sum(1 for r in rows if args.judge and r["judge"] is None),
         "fallbacks": dict(fallbacks), "llm": llm_ledger(rows),
         "profile": profiler.profile(rows, args.project_n),
@@ -180,9 +194,12 @@ def print_table(summary: dict) -> None:
     header = f"{'question type':<28}{'n':>5}{'accuracy':>10}{'F1':>8}{'EM':>8}{'ev.in ctx':>11}"
     print(header + "\n" + "-" * len(header))
     fmt = lambda v: f"{v:.3f}" if isinstance(v, float) else "–"  # noqa: E731
-    for name, m in [*summary["accuracy_by_type"].items(), ("ALL", summary["accuracy"])]:
+    for name, m in [*summary["by_type"].items(), ("ALL", summary["overall"])]:
         print(f"{name:<28}{m['n']:>5}{fmt(m['accuracy']):>10}{fmt(m['f1']):>8}{fmt(m['em']):>8}"
               f"{fmt(m['evidence_in_context']):>11}")
+    if "refined_f1" in summary["overall"]:
+        print(f"LoCoMo-Refined's own lexical metrics, overall: F1 {fmt(summary['overall']['refined_f1'])}, "
+              f"BLEU-1 {fmt(summary['overall']['refined_bleu'])}")
     p, llm = summary["profile"], summary["llm"]
     print(f"answer_time p50 {p['answer_time']['p50']} s, p90 {p['answer_time']['p90']} s; projected "
           f"{p['projection']['hours']} h for {p['projection']['dialogues']} dialogues (limit 7 h); "
@@ -201,14 +218,15 @@ def main(argv=None) -> int:
     out = Path(args.out or ROOT / "runs" / args.dataset)
     start = time.perf_counter()
     if args.mode == "retrieval":
-        summary = retrieval_eval.run(select(tasks.load(args.dataset, args.data), args), args)
+        summary, measured = retrieval_eval.run(select(tasks.load(args.dataset, args.data, args.refined), args), args)
         _write_summary(summary, out, start)
+        report.write_retrieval(summary, measured, out)
         retrieval_eval.print_table(summary)
         return 0
     if args.merge:
         rows = results.merge(args.merge, out)
     else:
-        records = select(tasks.load(args.dataset, args.data), args)
+        records = select(tasks.load(args.dataset, args.data, args.refined), args)
         evaluate(records, args, out)
         wanted = {r.id for r in records}
         rows = [r for r in results.read(out) if r["id"] in wanted]

@@ -1,3 +1,4 @@
+import json
 import sys
 from pathlib import Path
 
@@ -24,3 +25,34 @@ def make_model(replies=(), embedder="hash", **config):
     llm = ScriptedLLM(replies)
     model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder=embedder, **config), llm=llm)
     return model, llm
+
+
+# LoCoMo-Refined `data/public/questions.jsonl` rows in the release's schema
+# (github.com/mem-eval-suite/LoCoMo_refined, src/export.py), written by hand for the tests:
+# the first two are the README's own examples; the answer lists and the conv-99 row are ours.
+REFINED_ROWS = [
+    {"qa_id": "conv-26#q0000", "sample_id": "conv-26", "conversation_idx": 0, "qa_index": 0,
+     "speaker_a": "Caroline", "speaker_b": "Melanie",
+     "question": "When did Caroline go to the LGBTQ support group?", "answer": ["7 May 2023"],
+     "category": "2", "is_multi_modality": False, "evidence": ["D1:3"], "evidence_messages": []},
+    {"qa_id": "conv-26#q0001", "sample_id": "conv-26", "conversation_idx": 0, "qa_index": 1,
+     "speaker_a": "Caroline", "speaker_b": "Melanie", "question": "When did Melanie paint a sunrise?",
+     "answer": ["2022", "last year"], "category": "2", "is_multi_modality": True, "evidence": ["D1:12"],
+     "evidence_messages": []},
+    {"qa_id": "conv-30#q0000", "sample_id": "conv-30", "conversation_idx": 1, "qa_index": 0,
+     "speaker_a": "Jon", "speaker_b": "Gina", "question": "When did Jon lose his job as a banker?",
+     "answer": ["19 January 2023"], "category": "2", "is_multi_modality": False, "evidence": ["D1:2"],
+     "evidence_messages": []},
+    {"qa_id": "conv-26#q0002", "sample_id": "conv-26", "conversation_idx": 0, "qa_index": 2,
+     "speaker_a": "Caroline", "speaker_b": "Melanie", "question": "What did Caroline research?",
+     "answer": ["Adoption agencies"], "category": "1", "is_multi_modality": False, "evidence": ["D2:8"],
+     "evidence_messages": []},
+    {"qa_id": "conv-99#q0000", "sample_id": "conv-99", "conversation_idx": 9, "qa_index": 0,
+     "speaker_a": "A", "speaker_b": "B", "question": "Not in the dev file?", "answer": ["no"],
+     "category": "4", "is_multi_modality": False, "evidence": [], "evidence_messages": []},
+]
+
+
+def write_refined(path: Path, rows=REFINED_ROWS) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path

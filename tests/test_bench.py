@@ -34,3 +34,20 @@ def test_the_sweep_prints_a_row_per_combination_and_writes_json(tmp_path):
     results = json.loads(out.read_text())["results"]
     assert [r["overrides"] for r in results] == [{}, {"session_weight": 0.0}, {"session_weight": 0.3}]
     assert all(0 <= r["overall"]["evidence_recall@8000c"] <= 1 and r["overall"]["n"] == 8 for r in results)
+
+
+def test_the_sweep_warns_about_a_field_this_dataset_ignores():
+    # the demo's assistant replies are short, so its chats count as peer chats: no query feedback
+    proc = subprocess.run([sys.executable, "bench/retrieval_sweep.py", "--dataset", "demo", "--embedder", "hash",
+                           "--cache-dir", "", "--vary", "feedback_keys=0,3", "--vary", "method=dense,hybrid"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: feedback_keys changed no evidence rank")
+
+
+def test_idle_fields_compare_values_with_the_other_fields_held():
+    combos = [{}, {"a": 1, "b": 1}, {"a": 1, "b": 2}, {"a": 2, "b": 1}, {"a": 2, "b": 2}]
+    # fingerprints differ with a, not with b
+    assert S.idle_fields({"a": [1, 2], "b": [1, 2]}, combos, ["d", "x", "x", "y", "y"]) == ["b"]
+    assert S.idle_fields({"a": [1]}, [{}, {"a": 1}], ["d", "x"]) == []  # one value: nothing to compare

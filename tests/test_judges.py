@@ -42,3 +42,11 @@ def test_lexical_metrics_on_hand_computed_values():
     assert metrics.exact_match("Luna!", "luna") == 1.0
     assert metrics.lexical_score("У меня нет такой информации.", "", abstention=True)["correct"] == 1.0
     assert metrics.lexical_score("Луна", "Луна", abstention=True)["correct"] == 0.0
+
+
+def test_locomo_judge_shows_every_acceptable_answer():
+    many = prompt_text("locomo", Item("When did Melanie paint a sunrise?", "2022", "Last year.", "temporal",
+                                      golds=("2022", "last year")))
+    assert "Acceptable gold answers" in many and "- 2022\n- last year\nResponse: Last year." in many
+    one = prompt_text("locomo", Item("When?", "7 May 2023", "May 2023", "temporal", golds=("7 May 2023",)))
+    assert "Gold answer: 7 May 2023\nResponse: May 2023" in one and "Acceptable" not in one

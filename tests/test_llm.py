@@ -15,11 +15,11 @@ CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": 
 def test_cache_stores_replies_and_replay_answers_from_them(tmp_path):
     inner = "scripted"
     cached = make_llm(f"cache:{tmp_path}+{inner}")
-    assert cached.generate([CHAT], max_tokens=5)[0].text == ScriptedLLM.default_answer
+    assert cached.generate([CHAT], max_tokens=5)[0].text == ScriptedLLM.default_answer(CHAT)
     again = make_llm(f"cache:{tmp_path}+{inner}")
     again.inner.enqueue("would be different")
-    assert again.generate([CHAT], max_tokens=5)[0].text == ScriptedLLM.default_answer  # from the store
-    assert make_llm(f"replay:{tmp_path}").generate([CHAT], max_tokens=5)[0].text == ScriptedLLM.default_answer
+    assert again.generate([CHAT], max_tokens=5)[0].text == ScriptedLLM.default_answer(CHAT)  # from the store
+    assert make_llm(f"replay:{tmp_path}").generate([CHAT], max_tokens=5)[0].text == ScriptedLLM.default_answer(CHAT)
 
 
 def test_replay_miss_writes_pending_and_stops_then_accepts_dropped_in_replies(tmp_path):
@@ -91,3 +91,20 @@ def test_ledger_totals_by_purpose():
     # chars/4, at least 1 per message: "Be brief." -> 2, "Hi" -> 1; "abcdefgh" -> 2
     assert ledger.totals() == {"calls": 1, "prompt_tokens": 3, "output_tokens": 2,
                                "by_purpose": {"answer": {"calls": 1, "prompt_tokens": 3, "output_tokens": 2}}}
+
+
+def test_scripted_default_reply_follows_the_prompts_language():
+    ru = [{"role": "user", "content": "Контекст: —\nВопрос: Как зовут мою собаку?"}]
+    en = [{"role": "user", "content": "Context: —\nQuestion: What is my dog's name?"}]
+    replies = ScriptedLLM().generate([ru, en], max_tokens=20)
+    assert [r.text for r in replies] == ["У меня нет такой информации.", "I don't have that information."]
+
+
+def test_an_english_dialogue_is_answered_in_english_by_the_scripted_llm():
+    from conftest import make_model
+    from models import Message
+    model, llm = make_model()
+    model.write_to_memory([Message("user", "Caroline: I adopted a dog named Max.", "1"),
+                           Message("assistant", "Melanie: How lovely!", "1")], "d1")
+    assert model.answer_to_question("d1", "What is the name of Caroline's dog?") == "I don't have that information."
+    assert "One-sentence answer:" in llm.history[-1][0][-1]["content"]  # the English answer prompt reached the LLM

@@ -24,8 +24,8 @@ def test_default_run_on_the_demo_writes_table_and_files(tmp_path):
     assert "question type" in proc.stdout and "ALL" in proc.stdout
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["records"] == 10
-    assert set(summary["accuracy_by_type"]) == {"fact_equal_session", "info_consolidation",
-                                                "info_updating", "no_info"}
+    assert set(summary["by_type"]) == {"fact_equal_session", "info_consolidation", "info_updating", "no_info"}
+    assert summary["overall"]["n"] == 10 and summary["mode"] == "answer"
     assert summary["scorer"] == "lexical" and summary["llm"]["calls_per_dialogue"] > 1
     for name in ("output.json", "submit.csv", "report.md", "accuracy.png", "stages.png", "results.jsonl"):
         assert (tmp_path / name).is_file(), name
@@ -49,9 +49,9 @@ def test_retrieval_mode_writes_the_six_metrics_overall_and_per_type(tmp_path, sh
     summary = json.loads((tmp_path / "summary.json").read_text())
     metrics = {"session_recall_all@5", "session_recall_all@10", "evidence_recall@4000c",
                "evidence_recall@8000c", "evidence_recall@16000c", "evidence_recall@32000c"}
-    assert metrics <= set(summary["retrieval"]) and summary["retrieval"]["n"] == 20  # no_info left out
-    assert all(0.0 <= summary["retrieval"][m] <= 1.0 for m in metrics)
-    assert summary["retrieval_by_type"] and all(metrics <= set(v) for v in summary["retrieval_by_type"].values())
+    assert metrics <= set(summary["overall"]) and summary["overall"]["n"] == 20  # no_info left out
+    assert all(0.0 <= summary["overall"][m] <= 1.0 for m in metrics)
+    assert summary["by_type"] and all(metrics <= set(v) for v in summary["by_type"].values())
     assert "ALL" in proc.stdout and "ev@8k" in proc.stdout
 
 
@@ -75,14 +75,23 @@ def test_an_interrupted_run_resumes_without_redoing_finished_records(tmp_path):
 
 
 def test_shards_merge_into_one_report_with_official_formats(tmp_path, shared_data):
-    data = str(shared_data / "locomo/locomo10_dev.json")
+    from conftest import write_refined
+    data, refined = str(shared_data / "locomo/locomo10_dev.json"), str(write_refined(tmp_path / "questions.jsonl"))
     for k in (1, 2):
-        proc = run("--dataset", "locomo", "--data", data, "--shard", f"{k}/2", "--limit", "2",
+        proc = run("--dataset", "locomo", "--data", data, "--refined", refined, "--shard", f"{k}/2", "--limit", "2",
                    "--out", str(tmp_path / f"s{k}"), "--embedder", "hash")
         assert proc.returncode == 0, proc.stderr
     proc = run("--dataset", "locomo", "--merge", str(tmp_path / "s1"), str(tmp_path / "s2"),
                "--out", str(tmp_path / "all"), "--embedder", "hash")
     assert proc.returncode == 0, proc.stderr
     predictions = [json.loads(x) for x in (tmp_path / "all/predictions.jsonl").read_text().splitlines()]
-    assert [p["qa_id"] for p in predictions] == ["conv-26_q0", "conv-26_q2", "conv-26_q1", "conv-26_q3"]
+    assert [p["qa_id"] for p in predictions] == ["conv-26#q0000", "conv-30#q0000", "conv-26#q0001", "conv-26#q0002"]
     assert set(predictions[0]) == {"qa_id", "predicted_answer"}
+    assert predictions[0]["predicted_answer"] == "I don't have that information."  # English, scripted
+    summary = json.loads((tmp_path / "all/summary.json").read_text())
+    assert summary["overall"]["refined_f1"] == 0.0 and summary["overall"]["refined_bleu"] == 0.0
+
+
+def test_refined_questions_go_with_locomo_only(tmp_path):
+    proc = run("--dataset", "gigamemory", "--data", "x.jsonl", "--refined", "q.jsonl")
+    assert proc.returncode == 2 and "goes with --dataset locomo" in proc.stderr

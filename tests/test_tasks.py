@@ -47,3 +47,39 @@ def test_shards_are_round_robin_and_bad_specs_say_what_is_wanted():
     for bad in ("0/4", "5/4", "x/4", "1/2/3", "4"):
         with pytest.raises(ValueError, match="K/N with 1 <= K <= N"):
             parse_shard(bad)
+
+
+def test_locomo_records_carry_dia_ids_as_evidence_labels(shared_data):
+    records = tasks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"))
+    assert records[0].id == "conv-26_q0" and records[0].evidence[0].name() == "D1:3"
+    assert records[0].golds == ("7 May 2023",)
+    assert Evidence("3", None).name() == "session 3" and Evidence("3", 4).name() == "session 3 #4"
+
+
+def test_locomo_refined_questions_over_the_locomo_conversations(shared_data, tmp_path):
+    from conftest import write_refined
+    refined = write_refined(tmp_path / "questions.jsonl")
+    records = tasks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"), refined=str(refined))
+    # conv-99 is not in the dev file: left out; the rest keep the file's order and its qa_ids
+    assert [r.id for r in records] == ["conv-26#q0000", "conv-26#q0001", "conv-30#q0000", "conv-26#q0002"]
+    second = records[1]
+    assert second.golds == ("2022", "last year") and second.gold == "2022"
+    assert second.question_type == "temporal" and records[3].question_type == "multi-hop"
+    assert second.evidence == (Evidence("1", 11),) and second.evidence[0].name() == "D1:12"
+    assert second.evidence_sessions == ("1",) and not second.abstention
+    assert second.dialogue_id == "conv-26" and len(second.sessions) == 19
+    assert second.extra["is_multi_modality"] is True
+
+
+def test_refined_file_errors_name_the_problem(shared_data, tmp_path):
+    locomo = str(shared_data / "locomo/locomo10_dev.json")
+    broken = tmp_path / "q.jsonl"
+    broken.write_text('{"qa_id": "conv-26#q0000"}\n')
+    with pytest.raises(ValueError, match="q.jsonl:1 is not a LoCoMo-Refined question row"):
+        tasks.load("locomo", locomo, refined=str(broken))
+    with pytest.raises(ValueError, match="goes with --dataset locomo"):
+        tasks.load("gigamemory", locomo, refined=str(broken))
+    from conftest import REFINED_ROWS, write_refined
+    elsewhere = write_refined(tmp_path / "other.jsonl", REFINED_ROWS[-1:])
+    with pytest.raises(ValueError, match="no question of .* is about a conversation of"):
+        tasks.load("locomo", locomo, refined=str(elsewhere))

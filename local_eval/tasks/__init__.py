@@ -23,9 +23,17 @@ class Evidence:
     """One evidence unit: a message of a session, by its index in the original session.
 
     `index=None` means "any message of that session" (GigaMemory questions without quotes).
+    `label` is the benchmark's own name for it, where it has one (LoCoMo's dia_id "D3:5").
     """
     session_id: str
     index: Optional[int] = None
+    label: Optional[str] = field(default=None, compare=False)
+
+    def name(self) -> str:
+        """"D3:5", else "session 3 #4" (0-based message index) or "session 3"."""
+        if self.label:
+            return self.label
+        return f"session {self.session_id}" + ("" if self.index is None else f" #{self.index}")
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,13 @@ class Record:
     evidence_sessions: tuple = ()  # session ids that hold the answer
     abstention: bool = False
     question_date: Optional[str] = None
+    answers: tuple = ()  # every acceptable gold answer (LoCoMo-Refined); empty = just `gold`
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def golds(self) -> tuple:
+        """The acceptable answers: `answers`, or `(gold,)` when the benchmark gives one."""
+        return self.answers or (self.gold,)
 
 
 def parse_shard(spec: str) -> tuple[int, int]:
@@ -59,9 +73,12 @@ def shard(records: list, k: int, n: int) -> list:
     return [r for i, r in enumerate(records) if i % n == k - 1]
 
 
-def load(dataset: str, path: Optional[str] = None) -> list[Record]:
-    """Records of a dataset: `load("gigamemory", "format_example.jsonl")`."""
-    from . import gigamemory, locomo, longmemeval
+def load(dataset: str, path: Optional[str] = None, refined: Optional[str] = None) -> list[Record]:
+    """Records of a dataset: `load("gigamemory", "format_example.jsonl")`.
+
+    `refined` (LoCoMo only): LoCoMo-Refined's `questions.jsonl`; the questions come from it,
+    the conversations from `path` (`load("locomo", "locomo10.json", "questions.jsonl")`)."""
+    from . import gigamemory, locomo, locomo_refined, longmemeval
 
     loaders = {
         "demo": lambda p: gigamemory.load(p or str(DEMO_PATH)),
@@ -73,4 +90,8 @@ def load(dataset: str, path: Optional[str] = None) -> list[Record]:
         raise ValueError(f"unknown dataset {dataset!r}; choose one of {sorted(loaders)}")
     if dataset != "demo" and not path:
         raise ValueError(f"--dataset {dataset} needs --data PATH")
+    if refined:
+        if dataset != "locomo":
+            raise ValueError(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, not {dataset}")
+        return locomo_refined.load(path, refined)
     return loaders[dataset](path)

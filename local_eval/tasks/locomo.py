@@ -7,6 +7,10 @@ the first message of the 50 of 128 dev sessions that speaker_b opens.
 
 Category 5 (adversarial) is an abstention question: the right reply says it is not
 mentioned; its tempting wrong answer is kept in `extra["adversarial_answer"]`.
+
+Record ids are `<sample_id>_q<i>`, i the position in the conversation's `qa` list. They are
+not LoCoMo-Refined's `qa_id`s (those number the refined list): with that release's
+questions file, `locomo_refined.load` reads the questions instead.
 """
 from __future__ import annotations
 
@@ -21,13 +25,17 @@ NOT_MENTIONED = "Not mentioned in the conversation"
 
 
 def load(path: str) -> list[Record]:
+    return [r for conv in conversations(path) for r in _records(conv)]
+
+
+def conversations(path: str) -> list[dict]:
+    """The conversations of a LoCoMo file (`locomo10.json` or a part of it), as stored."""
     with Path(path).open(encoding="utf-8") as f:
-        conversations = json.load(f)
-    return [r for conv in conversations for r in _records(conv)]
+        return json.load(f)
 
 
-def _sessions(conv: dict) -> tuple[tuple, dict]:
-    """Sessions in order, and dia_id -> Evidence for every message."""
+def sessions_of(conv: dict) -> tuple[tuple, dict]:
+    """Sessions in order, and dia_id -> Evidence (labeled with the dia_id) for every message."""
     c = conv["conversation"]
     numbers = sorted(int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k)))
     sessions, where = [], {}
@@ -37,7 +45,7 @@ def _sessions(conv: dict) -> tuple[tuple, dict]:
         messages = tuple({"role": "user" if t["speaker"] == opener else "assistant",
                           "content": f"{t['speaker']}: {_text(t)}"} for t in turns)
         sessions.append(Session(id=str(n), messages=messages, date=c.get(f"session_{n}_date_time")))
-        where.update({t["dia_id"]: Evidence(str(n), i) for i, t in enumerate(turns)})
+        where.update({t["dia_id"]: Evidence(str(n), i, t["dia_id"]) for i, t in enumerate(turns)})
     return tuple(sessions), where
 
 
@@ -47,14 +55,19 @@ def _text(turn: dict) -> str:
     return f"{turn['text']} [shares a photo: {caption}]" if caption else turn["text"]
 
 
+def evidence_of(qa: dict, where: dict) -> tuple:
+    """Evidence units of a QA item; its ids may come joined ("D8:6; D9:17") or unknown."""
+    ids = re.findall(r"D\d+:\d+", " ".join(map(str, qa.get("evidence", []))))
+    return tuple(where[d] for d in ids if d in where)
+
+
 def _records(conv: dict) -> list[Record]:
-    sessions, where = _sessions(conv)
+    sessions, where = sessions_of(conv)
     records = []
     for i, qa in enumerate(conv["qa"]):
         category = int(qa["category"])
         abstention = category == 5
-        ids = re.findall(r"D\d+:\d+", " ".join(map(str, qa.get("evidence", []))))
-        evidence = tuple(where[d] for d in ids if d in where)
+        evidence = evidence_of(qa, where)
         records.append(Record(
             id=f"{conv['sample_id']}_q{i}",
             dialogue_id=conv["sample_id"],

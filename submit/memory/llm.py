@@ -11,6 +11,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
+from .answer import NO_INFO, detect_lang
+
 Chat = list  # of {"role": str, "content": str}
 
 
@@ -72,19 +74,27 @@ class ScriptedLLM(LLM):
     """Replies from a queue (str, Exception to raise, or callable(chat) -> str), then defaults.
 
     With an empty queue it answers a schema prompt with the schema's empty instance and
-    any other prompt with `default_answer`, so the whole pipeline runs without a model.
+    any other prompt with `default_answer(chat)` ("no information" in the prompt's
+    language), so the whole pipeline runs without a model.
     `history` keeps every (chat, max_tokens, schema) it was asked, in order; `batches`
     the size of each `generate` call.
     """
 
     name = "scripted"
-    default_answer = "У меня нет такой информации."
 
     def __init__(self, replies: Sequence = (), history_limit: Optional[int] = None):
         self.queue: deque = deque(replies)
         # Tests read the whole history; a long CLI run keeps only the latest prompts.
         self.history: deque = deque(maxlen=history_limit)
         self.batches: deque = deque(maxlen=history_limit)
+
+    @staticmethod
+    def default_answer(chat: Chat) -> str:
+        """The safe reply in the prompt's language: English benchmarks get English answers.
+
+        `ScriptedLLM.default_answer([{"role": "user", "content": "Hi"}])` == "I don't have that information."
+        """
+        return NO_INFO[detect_lang(" ".join(str(m.get("content", "")) for m in chat))]
 
     def enqueue(self, *replies) -> None:
         self.queue.extend(replies)
@@ -101,7 +111,7 @@ class ScriptedLLM(LLM):
         if callable(reply):
             reply = reply(chat)
         if reply is None:
-            reply = json.dumps(empty_instance(schema)) if schema else self.default_answer
+            reply = json.dumps(empty_instance(schema)) if schema else self.default_answer(chat)
         prompt = sum(self.count_tokens(m["content"]) for m in chat)
         return Generation(text=reply, prompt_tokens=prompt, output_tokens=self.count_tokens(reply))
 
