@@ -115,7 +115,7 @@ def score(record, memory, origins, budget: int = 8000) -> Scored:
     hits = memory.rank(record.question)
     lang = detect_lang(record.question)
     turns = [memory.store.turns[h.turn_idx] for h in hits]
-    held = {b: pack(memory.store, turns, b, lang, memory.settings.max_turn_chars).turn_ids
+    held = {b: pack(memory.store, turns, b, lang, memory.settings.max_turn_chars, memory.peer).turn_ids
             for b in {*BUDGETS, budget}}
     units = harness.evidence_positions(record, origins)
     sessions = rank_sessions(hits, memory.store)

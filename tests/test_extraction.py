@@ -32,6 +32,8 @@ def test_every_prompt_renders_with_every_variable_filled():
         variables = {"extract": {"message": "M", "before": "B"},
                      "answer": {"question": "Q", "context": "C", "question_date": "D",
                                 "facts": [{"topic": "T", "lines": ["F"]}]},
+                     "answer_peer": {"question": "Q", "context": "C", "question_date": "D", "people": ["A", "B"],
+                                     "facts": [{"topic": "T", "lines": ["F"]}]},
                      "versions": {"topic": "T", "records": ["1. R"]}}[task]
         chat = prompts.render(task, lang, **variables)
         text = "\n".join(m["content"] for m in chat)

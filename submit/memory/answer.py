@@ -25,10 +25,16 @@ def detect_lang(text: str) -> str:
 
 
 def build_prompt(question: str, context: Context, lang: str, facts: Sequence[FactLine] = (),
-                 question_date: Optional[str] = None) -> list[dict]:
-    """The answer chat; facts are shown under their topics, each line with its session."""
+                 question_date: Optional[str] = None, people: Optional[Sequence[str]] = None) -> list[dict]:
+    """The answer chat; facts are shown under their topics, each line with its session.
+
+    `people` (a chat between two named people) selects the prompt that speaks about them
+    instead of to "you"."""
     groups = [{"topic": lines[0].label, "lines": [render(line, lang) for line in lines]}
               for _, lines in group_lines(facts)]
+    if people is not None:
+        return prompts.render("answer_peer", lang, question=question, context=context.text or "—",
+                              facts=groups, question_date=question_date, people=list(people))
     return prompts.render("answer", lang, question=question, context=context.text or "—",
                           facts=groups, question_date=question_date)
 

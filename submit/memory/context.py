@@ -2,18 +2,26 @@
 
 `pack` takes turns in priority order (best first), keeps as many as fit the character
 budget, and returns a `Context` that records exactly which turns it holds (provenance),
-for the answer step and for evaluation. Called by `dialogue`.
+for the answer step and for evaluation. Where a session has a date, relative time in a
+turn ("last week") gets its dates in brackets (`timeref`), so the reader need not count
+days. In a chat between two people (`peer`) each line is the speaker's own "Name: text",
+with no user/assistant label: each session's opener plays the user, so that label would
+flip between the two people. Called by `dialogue` and local_eval's retrieval metrics.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
+from .timeref import annotate
 from .turns import Turn, TurnStore
 
 ROLE_LABELS = {"ru": {"user": "Пользователь", "assistant": "Ассистент"},
                "en": {"user": "User", "assistant": "Assistant"}}
 SESSION_LABEL = {"ru": "Сессия", "en": "Session"}
+NAMED = re.compile(r"[A-ZА-ЯЁ][\w.'-]{1,30}: ")  # a turn that opens with its speaker's name
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -27,6 +35,13 @@ class Context:
         return len(self.text)
 
 
+def speakers(store: TurnStore, most: int = 2) -> list:
+    """The names that open the most turns ("Caroline: …"), most frequent first."""
+    from collections import Counter
+    counts = Counter(m.group(0)[:-2] for t in store.turns if (m := NAMED.match(t.text)))
+    return [name for name, _ in counts.most_common(most)]
+
+
 def clip(text: str, limit: int) -> str:
     """Long pasted texts keep their head and tail; the middle rarely says who the user is."""
     if len(text) <= limit:
@@ -36,11 +51,11 @@ def clip(text: str, limit: int) -> str:
 
 
 def pack(store: TurnStore, ranked: Iterable[Turn], budget: int, lang: str = "ru",
-         max_turn_chars: int = 1200) -> Context:
+         max_turn_chars: int = 1200, peer: bool = False) -> Context:
     """Greedy by rank: a turn goes in when its rendered line still fits the budget."""
     chosen, used, seen_sessions = [], 0, set()
     for turn in ranked:
-        line = _line(turn, lang, max_turn_chars)
+        line = _line(store, turn, lang, max_turn_chars, peer)
         header = 0 if turn.session_id in seen_sessions else len(_header(store, turn, lang)) + 2
         if used + len(line) + 1 + header > budget:
             continue
@@ -48,7 +63,7 @@ def pack(store: TurnStore, ranked: Iterable[Turn], budget: int, lang: str = "ru"
         seen_sessions.add(turn.session_id)
         used += len(line) + 1 + header
     chosen.sort(key=lambda t: t.idx)
-    return Context(text=_layout(store, chosen, lang, max_turn_chars),
+    return Context(text=_layout(store, chosen, lang, max_turn_chars, peer),
                    turn_ids=tuple(t.idx for t in chosen), budget=budget)
 
 
@@ -58,16 +73,22 @@ def _header(store: TurnStore, turn: Turn, lang: str) -> str:
     return f"{label} ({date})" if date else label
 
 
-def _line(turn: Turn, lang: str, max_turn_chars: int) -> str:
-    role = ROLE_LABELS[lang].get(turn.role, turn.role)
-    return f"{role}: {clip(turn.text, max_turn_chars)}"
+def _line(store: TurnStore, turn: Turn, lang: str, max_turn_chars: int, peer: bool) -> str:
+    """`User: …` / `Caroline: …`, clipped, relative time resolved where the session is dated."""
+    text = clip(turn.text, max_turn_chars)
+    date = store.date_of(turn)
+    if date:
+        text = annotate(text, date, "ru" if _CYRILLIC.search(text) else "en")
+    if peer and NAMED.match(text):
+        return text
+    return f"{ROLE_LABELS[lang].get(turn.role, turn.role)}: {text}"
 
 
-def _layout(store: TurnStore, chosen: list, lang: str, max_turn_chars: int) -> str:
+def _layout(store: TurnStore, chosen: list, lang: str, max_turn_chars: int, peer: bool) -> str:
     blocks, current = [], None
     for turn in chosen:
         if turn.session_id != current:
             blocks.append("\n" + _header(store, turn, lang) if blocks else _header(store, turn, lang))
             current = turn.session_id
-        blocks.append(_line(turn, lang, max_turn_chars))
+        blocks.append(_line(store, turn, lang, max_turn_chars, peer))
     return "\n".join(blocks)

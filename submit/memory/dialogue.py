@@ -16,11 +16,11 @@ from typing import Optional
 from . import answer as answer_step
 from . import budget
 from . import facts as fact_step
-from .context import Context, pack
+from .context import Context, pack, speakers
 from .embed import Embedder
 from .index import IndexSettings, KeyIndex
 from .llm import LLM, Ledger
-from .retrieve import Hit, RetrieveSettings, search
+from .retrieve import Hit, RetrieveSettings, is_peer_chat, search
 from . import versions
 from .slots import FactLine, Slots, group_lines, topic_of
 from .turns import TurnStore
@@ -94,7 +94,8 @@ class DialogueMemory:
             return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang,
                           timings=dict(self.timings))
         chat = answer_step.build_prompt(question, context, lang, facts=lines,
-                                        question_date=self.store.question_date)
+                                        question_date=self.store.question_date,
+                                        people=speakers(self.store) if self.peer else None)
         with self.stage("answer"):
             generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
         self.ledger.add("answer", [generation])
@@ -172,7 +173,12 @@ class DialogueMemory:
 
     def _pack(self, hits: list, lang: str, budget: Optional[int] = None) -> Context:
         return pack(self.store, [self.store.turns[h.turn_idx] for h in hits],
-                    budget or self.settings.context_chars, lang, self.settings.max_turn_chars)
+                    budget or self.settings.context_chars, lang, self.settings.max_turn_chars, self.peer)
+
+    @property
+    def peer(self) -> bool:
+        """A chat between two people (both sides write short turns), not with an assistant."""
+        return is_peer_chat(self.store, self.settings.retrieve.peer_max_median_chars)
 
     def fact_lines(self, question: str) -> list[FactLine]:
         """The current facts nearest the question (a replaced fact brings its replacement),
