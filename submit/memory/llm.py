@@ -151,6 +151,11 @@ def _replay(arg: str) -> LLM:
     return ReplayLLM(arg)
 
 
+def _collect(arg: str) -> LLM:
+    from .llm_store import CollectLLM
+    return CollectLLM(arg)
+
+
 BACKENDS: dict[str, Callable[[str], LLM]] = {
     "scripted": lambda arg: ScriptedLLM(history_limit=100),
     "vllm": _backend("vllm_or_hf"),
@@ -159,6 +164,7 @@ BACKENDS: dict[str, Callable[[str], LLM]] = {
     "gguf": _backend("GGUFBackend"),
     "cache": _cache,
     "replay": _replay,
+    "collect": _collect,
 }
 
 
