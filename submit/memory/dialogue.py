@@ -170,7 +170,10 @@ class DialogueMemory:
         if not self.facts:
             return []
         scores, keys = self.index.dense_search(self._query_vector(question))
-        ranked = sorted((s, k) for s, k in zip(scores.tolist(), keys) if k.kind == "fact")[::-1]
+        # By score alone: equal scores (duplicate statements, or 0.0 with the hash embedder) must
+        # not fall through to comparing Keys, which have no order.
+        ranked = sorted(((s, k) for s, k in zip(scores.tolist(), keys) if k.kind == "fact"),
+                        key=lambda pair: pair[0], reverse=True)
         by_statement = {}
         for fact in self.facts:
             by_statement.setdefault((fact.statement, fact.turn_idx), fact)
