@@ -144,11 +144,11 @@ def evaluate(records, embedder, settings, progress: bool = True, facts_of=None) 
             for r in tqdm(usable(records), desc="retrieval", unit="q", disable=not progress, dynamic_ncols=True)]
 
 
-def run(records, args) -> dict:
+def run(records, args, embedder=None) -> dict:
     """`run.py --mode retrieval`: the summary with "retrieval" and "retrieval_by_type"."""
     from submit.memory.dialogue import Settings
     from submit.memory.retrieve import RetrieveSettings
-    embedder = build_embedder(args.embedder, args.cache_dir)
+    embedder = embedder or build_embedder(args.embedder, args.cache_dir)
     method = getattr(args, "retrieval", "hybrid")
     settings = Settings(context_chars=args.context_chars, retrieve=RetrieveSettings(method=method))
     measured = evaluate(records, embedder, settings)
