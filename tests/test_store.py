@@ -7,11 +7,13 @@ import sys
 import pytest
 
 from conftest import ROOT
+from submit.memory.answer import NO_INFO
 from submit.memory.llm import BackendUnavailable, ScriptedLLM, StopRun, make_llm
 from submit.memory.llm_store import CollectLLM, Store, answer_pending, prompt_key, settings_of
 
 CHAT = [{"role": "user", "content": "Как меня зовут?"}]
 OTHER = [{"role": "user", "content": "Где я живу?"}]
+SCRIPTED_REPLY = NO_INFO["ru"]  # what `scripted` answers a Russian prompt that is not a schema prompt
 SCHEMA = {"type": "object", "properties": {"facts": {"type": "array"}}, "required": ["facts"]}
 
 
@@ -49,9 +51,9 @@ def test_store_appends_after_a_cut_line_on_a_fresh_line(tmp_path):
     cached.generate([OTHER], max_tokens=5)
     lines = (tmp_path / "store.jsonl").read_bytes().split(b"\n")
     assert lines[1] == b'{"key": "cut'
-    assert json.loads(lines[2]) == {"key": key(OTHER), "reply": ScriptedLLM.default_answer}
+    assert json.loads(lines[2]) == {"key": key(OTHER), "reply": SCRIPTED_REPLY}
     store = Store(str(tmp_path))
-    assert store.replies == {key(CHAT): "Ольга", key(OTHER): ScriptedLLM.default_answer}
+    assert store.replies == {key(CHAT): "Ольга", key(OTHER): SCRIPTED_REPLY}
 
 
 def test_replay_needs_an_existing_folder_and_its_miss_is_one_line(tmp_path):
@@ -125,7 +127,7 @@ def test_answer_pending_tool_runs_any_backend_spec(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"1 replies appended to {tmp_path / 'replies.jsonl'}"
-    assert Store(str(tmp_path)).replies == {key(CHAT): ScriptedLLM.default_answer}
+    assert Store(str(tmp_path)).replies == {key(CHAT): SCRIPTED_REPLY}
     bad = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path / "nope"), "--llm", "scripted"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
