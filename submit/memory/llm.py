@@ -166,6 +166,11 @@ def _fixture(arg: str) -> LLM:
     return FixtureLLM(arg)
 
 
+def _collect(arg: str) -> LLM:
+    from .llm_store import CollectLLM
+    return CollectLLM(arg)
+
+
 BACKENDS: dict[str, Callable[[str], LLM]] = {
     "scripted": lambda arg: ScriptedLLM(history_limit=100),
     "vllm": _backend("vllm_or_hf"),
@@ -175,6 +180,7 @@ BACKENDS: dict[str, Callable[[str], LLM]] = {
     "cache": _cache,
     "replay": _replay,
     "fixture": _fixture,
+    "collect": _collect,
 }
 
 

@@ -1,19 +1,34 @@
-"""A plain response store: `cache:DIR+SPEC` records replies, `replay:DIR` answers only from them.
+"""A plain response store: `cache:DIR+SPEC` records replies, `replay:DIR` answers only from
+them, `collect:DIR` answers from them and queues every other prompt for a batch job.
 
 An expensive GPU run can be replayed exactly on a CPU machine, and replies produced
 elsewhere can be dropped in. Files in DIR, all JSON lines:
   store.jsonl     {"key", "reply"}    replies recorded by `cache:` (append-only)
   replies.jsonl   {"key", "reply"}    replies produced elsewhere, read like the store
-  pending.jsonl   {"key", "messages", "settings"}   prompts a `replay:` run missed
+  pending.jsonl   {"key", "messages", "settings"}   prompts `replay:` missed or `collect:` queued
 key = sha256 of the canonical JSON of {"messages": chat, "settings": {"max_tokens", "schema"}}.
+
+A damaged line (cut by an interruption, or not of its file's shape) is skipped, counted
+and said once per file read; appends always start on a fresh line. Batch mode
+(`collect:`) is the loop: a pass answers what the store holds, queues the rest once per
+key and gives them placeholders (the run marks those records incomplete); replies go
+into replies.jsonl (`answer_pending`, or any other job); the next pass goes a layer
+further (extraction, then the answers that read its facts, then judges).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 from pathlib import Path
+from typing import Callable, Optional
 
-from .llm import LLM, Generation, StopRun
+from .llm import LLM, BackendUnavailable, Generation, StopRun, empty_instance
+
+log = logging.getLogger("gigamemory")
+
+STORE, REPLIES, PENDING = "store.jsonl", "replies.jsonl", "pending.jsonl"
 
 
 def settings_of(max_tokens: int, schema) -> dict:
@@ -25,34 +40,98 @@ def prompt_key(chat: list, settings: dict) -> str:
     return hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()
 
 
-class Store:
-    def __init__(self, folder: str):
-        self.dir = Path(folder)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.replies: dict = {}
-        for name in ("store.jsonl", "replies.jsonl"):
-            self._read(self.dir / name)
+def _is_reply(row: dict) -> bool:
+    return isinstance(row.get("key"), str) and isinstance(row.get("reply"), str)
 
-    def _read(self, path: Path) -> None:
-        if not path.is_file():
-            return
-        with path.open(encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    row = json.loads(line)
-                    self.replies[row["key"]] = row["reply"]
+
+def _is_prompt(row: dict) -> bool:
+    return isinstance(row.get("key"), str) and isinstance(row.get("messages"), list) and isinstance(
+        row.get("settings"), dict)
+
+
+def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], int]:
+    """The JSON objects of a JSONL file that pass `valid`, and how many other lines were skipped
+    (said once, as a warning)."""
+    if not path.is_file():
+        return [], 0
+    rows, damaged = [], 0
+    with path.open("rb") as f:  # binary: a line cut inside a multi-byte character is one bad line
+        for raw in f:
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+            except ValueError:  # not UTF-8, or not JSON
+                row = None
+            if isinstance(row, dict) and valid(row):
+                rows.append(row)
+            else:
+                damaged += 1
+    if damaged:
+        log.warning("skipped %d damaged line%s in %s", damaged, "s" if damaged > 1 else "", path)
+    return rows, damaged
+
+
+def append_rows(path: Path, rows: list) -> None:
+    """Append JSON lines; after a cut last line, start on a fresh one so both stay readable."""
+    if not rows:
+        return
+    # Lone surrogates (hostile input) become \\uXXXX escapes: still valid JSON, still the same string.
+    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8", "backslashreplace")
+    with path.open("ab") as f:
+        if f.tell() and _last_byte(path) != b"\n":
+            f.write(b"\n")
+        f.write(data)
+
+
+def _last_byte(path: Path) -> bytes:
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1)
+
+
+class Store:
+    def __init__(self, folder: str, create: bool = True):
+        if not folder:
+            raise BackendUnavailable("a reply store needs a folder: cache:DIR+SPEC, replay:DIR, collect:DIR")
+        self.dir = Path(folder)
+        if create:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        elif not self.dir.is_dir():
+            raise BackendUnavailable(f"no reply store at {folder!r}")
+        self.replies: dict = {}
+        for name in (STORE, REPLIES):
+            self.replies.update((r["key"], r["reply"]) for r in read_rows(self.dir / name, _is_reply)[0])
+        rows, damaged = read_rows(self.dir / PENDING, _is_prompt)
+        self.pending: dict = {r["key"]: r for r in rows}
+        self._pending_tidy = not damaged and len(rows) == len(self.pending)  # no bad or repeated line
 
     def add(self, key: str, reply: str) -> None:
         self.replies[key] = reply
-        with (self.dir / "store.jsonl").open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"key": key, "reply": reply}, ensure_ascii=False) + "\n")
+        append_rows(self.dir / STORE, [{"key": key, "reply": reply}])
 
-    def write_pending(self, rows: list) -> Path:
-        path = self.dir / "pending.jsonl"
-        with path.open("a", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        return path
+    def queue(self, rows: list) -> int:
+        """Add prompts to pending.jsonl, each key once; how many were new."""
+        new = {r["key"]: r for r in rows if r["key"] not in self.pending and r["key"] not in self.replies}
+        append_rows(self.dir / PENDING, list(new.values()))
+        self.pending.update(new)
+        return len(new)
+
+    def outstanding(self) -> list[dict]:
+        """Pending prompts that still have no reply."""
+        return [r for k, r in self.pending.items() if k not in self.replies]
+
+    def drop_answered(self) -> None:
+        """Rewrite pending.jsonl with only the prompts still waiting (and no damaged lines)."""
+        waiting = self.outstanding()
+        if self._pending_tidy and len(waiting) == len(self.pending):
+            return
+        path = self.dir / PENDING
+        tmp = path.with_name(PENDING + ".tmp")
+        tmp.write_bytes(b"")
+        append_rows(tmp, waiting)
+        tmp.replace(path)  # never a half-written queue
+        self.pending, self._pending_tidy = {r["key"]: r for r in waiting}, True
 
 
 class CachingLLM(LLM):
@@ -86,7 +165,7 @@ class ReplayLLM(CachingLLM):
     name = "replay"
 
     def __init__(self, folder: str):
-        self.store = Store(folder)
+        self.store = Store(folder, create=False)
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4) if text else 0
@@ -96,8 +175,80 @@ class ReplayLLM(CachingLLM):
         keys = [prompt_key(c, settings) for c in chats]
         missing = [(k, c) for k, c in zip(keys, chats) if k not in self.store.replies]
         if missing:
-            path = self.store.write_pending([{"key": k, "messages": c, "settings": settings} for k, c in missing])
-            raise StopRun(f"replay: {len(missing)} prompt(s) have no stored reply; they are in {path}. "
-                          f"Produce replies and add them to {self.store.dir / 'replies.jsonl'} as "
-                          '{"key", "reply"} lines, then run again.')
+            self.store.queue([{"key": k, "messages": c, "settings": settings} for k, c in missing])
+            raise StopRun(f"replay: {len(missing)} prompt(s) have no stored reply; they are in "
+                          f"{self.store.dir / PENDING}. Produce replies and add them to "
+                          f"{self.store.dir / REPLIES} as {{\"key\", \"reply\"}} lines, then run again")
         return [self._stored(c, k) for c, k in zip(chats, keys)]
+
+
+class CollectLLM(ReplayLLM):
+    """`collect:DIR`: stored replies where there are any; every other prompt is queued in
+    pending.jsonl and answered with a placeholder (a schema's empty instance, else `MARKER`).
+
+    After a miss, the rest of the record's prompts read placeholder data (an answer prompt
+    holds the facts extraction gave), so they get placeholders without being queued: one
+    pass collects one layer. `next_record` opens the next record; `placeholders` counts
+    every placeholder given, so the run can mark those records incomplete."""
+
+    name = "collect"
+    MARKER = "[collect: the reply to this prompt is pending]"
+
+    def __init__(self, folder: str):
+        self.store = Store(folder)
+        self.store.drop_answered()
+        self.placeholders = 0
+        self.queued = 0  # prompts this pass added to pending.jsonl
+        self._missed = False  # a placeholder was given in the current record
+
+    def next_record(self) -> None:
+        self._missed = False
+
+    def _generate(self, chats, *, max_tokens, schema):
+        settings = settings_of(max_tokens, schema)
+        keys = [prompt_key(c, settings) for c in chats]
+        missing = [(k, c) for k, c in zip(keys, chats) if k not in self.store.replies]
+        if missing and not self._missed:
+            self.queued += self.store.queue([{"key": k, "messages": c, "settings": settings} for k, c in missing])
+        self._missed = self._missed or bool(missing)
+        self.placeholders += len(missing)
+        placeholder = json.dumps(empty_instance(schema)) if schema else self.MARKER
+        return [self._stored(c, k) if k in self.store.replies else Generation(placeholder, 0, 0)
+                for c, k in zip(chats, keys)]
+
+
+def next_record(llm: Optional[LLM]) -> None:
+    """A new record begins: a `collect:` backend may queue its prompts again."""
+    if isinstance(llm, CollectLLM):
+        llm.next_record()
+
+
+def placeholders(llm: Optional[LLM]) -> int:
+    """Placeholder replies a `collect:` backend has given so far; 0 for every other backend."""
+    return llm.placeholders if isinstance(llm, CollectLLM) else 0
+
+
+def pending_state(llm: Optional[LLM]) -> Optional[tuple]:
+    """(prompts still waiting, prompts queued by this pass, the folder) of a `collect:` backend."""
+    if not isinstance(llm, CollectLLM):
+        return None
+    return len(llm.store.outstanding()), llm.queued, llm.store.dir
+
+
+def answer_pending(folder: str, llm: LLM, batch: int = 64) -> int:
+    """Reply to every waiting prompt of a store with `llm`, appending to replies.jsonl as it goes
+    (so an interrupted job keeps what it did); how many replies were written."""
+    store = Store(folder, create=False)
+    groups: dict = {}
+    for row in store.outstanding():
+        groups.setdefault(json.dumps(row["settings"], sort_keys=True), []).append(row)
+    written = 0
+    for rows in groups.values():
+        settings = rows[0]["settings"]
+        for start in range(0, len(rows), batch):
+            chunk = rows[start:start + batch]
+            replies = llm.generate([r["messages"] for r in chunk], max_tokens=settings["max_tokens"],
+                                   schema=settings["schema"])
+            append_rows(store.dir / REPLIES, [{"key": r["key"], "reply": g.text} for r, g in zip(chunk, replies)])
+            written += len(chunk)
+    return written

@@ -1,0 +1,167 @@
+"""A run folder's manifest, OUT/run.json: the settings that shape its rows, so runs never mix.
+
+    {"dataset", "data", "data_sha256", "mode", "settings": {...}, "code": [{"commit", "dirty"}],
+     "merged_from": [...]}
+
+Written when a run starts writing rows; a resume (or a --merge) whose dataset, data
+content, mode or settings differ is refused, naming the fields. Selection options
+(--limit, --shard, --types) are not settings: a resume may widen or narrow them. The
+code version is recorded (every version that wrote rows) but never refused: a commit
+between two passes should not strand a long run. Called by run.py.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .errors import UsageError
+
+MANIFEST = "run.json"
+# The options that shape the rows of each mode (argparse dest names; --retrieval -> retrieval).
+SETTINGS = {
+    "answer": ("llm", "embedder", "judge", "context_chars", "extract_max_tokens", "answer_ceiling",
+               "expected_dialogues", "no_dates"),
+    "retrieval": ("embedder", "context_chars", "retrieval"),
+}
+# Backends that answer only from a reply store: the same store gives the same rows.
+STORE_KINDS = ("collect", "replay")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    dataset: str
+    data: str  # the path as given; compared by content (data_sha256), not by name
+    data_sha256: str
+    mode: str
+    settings: dict
+    code: tuple = ()  # of {"commit": str | None, "dirty": bool | None}, every version that wrote rows
+    merged_from: tuple = ()  # source folders, for a --merge
+
+    def differences(self, other: "Manifest") -> list[str]:
+        """`field: old -> new` for every field that shapes rows and differs."""
+        pairs = [("dataset", self.dataset, other.dataset), ("data", self.data_sha256, other.data_sha256),
+                 ("mode", self.mode, other.mode)]
+        keys = list(dict.fromkeys([*self.settings, *other.settings]))
+        pairs += [(k, self.settings.get(k), other.settings.get(k)) for k in keys]
+        return [f"{name}: {_show(name, a, self)} -> {_show(name, b, other)}" for name, a, b in pairs if a != b]
+
+    def with_code(self, version: dict) -> "Manifest":
+        return self if version in self.code else dataclasses.replace(self, code=(*self.code, version))
+
+
+def _show(name: str, value, manifest: Manifest) -> str:
+    return f"{manifest.data} (sha256 {value[:12]})" if name == "data" else json.dumps(value)
+
+
+def spec_identity(spec: Optional[str]) -> Optional[str]:
+    """`collect:DIR` and `replay:DIR` answer from the same store: both are `store:DIR`."""
+    if spec is None:
+        return None
+    kind, colon, arg = spec.partition(":")
+    return f"store:{arg}" if colon and kind in STORE_KINDS else spec
+
+
+def of_run(args, data: Path) -> Manifest:
+    """The manifest of this invocation: the data file's content and the options of its mode."""
+    values = {name: getattr(args, name) for name in SETTINGS[args.mode]}
+    for name in ("llm", "judge"):
+        if name in values:
+            values[name] = spec_identity(values[name])
+    refined = getattr(args, "refined", None)  # LoCoMo-Refined's questions: another question set
+    values["refined_sha256"] = sha256(Path(refined)) if refined and Path(refined).is_file() else None
+    return Manifest(dataset=args.dataset, data=str(data), data_sha256=sha256(data), mode=args.mode,
+                    settings=values, code=(code_version(),))
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def code_version(root: Optional[Path] = None) -> dict:
+    """`git rev-parse HEAD` and whether the tree has changes; None for both where git is absent."""
+    root = root or Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30)
+        status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True,
+                                timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+    if head.returncode or status.returncode:
+        return {"commit": None, "dirty": None}
+    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def read(out: Path) -> Optional[Manifest]:
+    """The folder's manifest, None when it has none; a damaged one is the user's to resolve."""
+    path = out / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return Manifest(**{**raw, "code": tuple(raw.get("code", ())),
+                           "merged_from": tuple(raw.get("merged_from", ()))})
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"{path} is damaged ({e}); pass --fresh to start over, or another --out") from None
+
+
+def write(out: Path, manifest: Manifest) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(dataclasses.asdict(manifest), ensure_ascii=False, indent=1)
+    tmp = out / f"{MANIFEST}.tmp"
+    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.replace(out / MANIFEST)  # never a half-written manifest
+
+
+def check(out: Path, new: Manifest, products: tuple) -> Optional[Manifest]:
+    """The folder's manifest when it matches `new`; UsageError when the settings differ, or when
+    the folder holds results (`products`) but no manifest to compare with."""
+    old = read(out)
+    if old is None:
+        found = [name for name in products if (out / name).exists()]
+        if found:
+            raise UsageError(f"{out} holds {found[0]} but no {MANIFEST} (made before manifests), so its "
+                             "settings are unknown; pass --fresh to start over there, or another --out")
+        return None
+    diff = old.differences(new)
+    if diff:
+        raise UsageError(f"{out} was made with other settings ({'; '.join(diff)}); pass --fresh to start "
+                         "over there, or another --out")
+    return old
+
+
+def common(sources: list, out: Path) -> Manifest:
+    """The manifest several shard folders share, for their merge into `out`; a UsageError naming
+    the folder (and the differing fields) for a source that is missing, unknown or different."""
+    found = [_source(source, out) for source in sources]
+    first = found[0]
+    for source, other in zip(sources[1:], found[1:]):
+        diff = first.differences(other)
+        if diff:
+            raise UsageError(f"--merge {source}: its settings differ from {sources[0]}'s ({'; '.join(diff)})")
+    merged = dataclasses.replace(first, code=(), merged_from=tuple(str(s) for s in sources))
+    for version in (v for m in found for v in m.code):
+        merged = merged.with_code(version)
+    return merged
+
+
+def _source(source: Path, out: Path) -> Manifest:
+    if not source.is_dir():
+        raise UsageError(f"--merge {source}: no such folder")
+    if source.resolve() == out.resolve():
+        raise UsageError(f"--merge {source}: it is also --out; merge into a new folder")
+    found = read(source)
+    if found is None:
+        raise UsageError(f"--merge {source}: no {MANIFEST}, so its settings are unknown; only runs "
+                         "made with manifests merge")
+    if found.mode != "answer":
+        raise UsageError(f"--merge {source}: a {found.mode} run; only answer runs have rows to merge")
+    return found

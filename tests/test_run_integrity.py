@@ -1,0 +1,338 @@
+"""`local_eval/run.py` keeps run folders honest: manifests, resumes, --fresh, merges, damaged
+lines, failed LLMs, batch mode, and one-line errors for every user mistake."""
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from conftest import ROOT, make_model
+
+FAST = ("--embedder", "hash", "--cache-dir", "")
+DEMO = ROOT / "local_eval" / "data" / "demo"
+
+
+def run(*args, cwd=ROOT):
+    env = {**os.environ, "TQDM_DISABLE": "1"}  # stderr holds only what run.py itself says
+    return subprocess.run([sys.executable, "local_eval/run.py", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=600, env=env)
+
+
+def demo(out, *args):
+    return run("--out", str(out), *FAST, *args)
+
+
+def one_line(proc, code: int) -> str:
+    """The single stderr line of a run that ended with `code`, no traceback."""
+    assert proc.returncode == code, (proc.returncode, proc.stdout[-500:], proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def rows(out) -> list:
+    from local_eval import results
+    return results.read(out, say=False)
+
+
+# --- resumes, settings, --fresh ------------------------------------------------------------
+
+def test_a_killed_run_resumes_over_a_cut_character_and_foreign_lines(tmp_path):
+    assert demo(tmp_path, "--limit", "3").returncode == 0
+    first = rows(tmp_path)
+    cut = json.dumps({**first[0], "id": "demo-04", "question": "Где я живу сейчас?"}, ensure_ascii=False)
+    raw = cut.encode("utf-8")
+    at = raw.index("Где".encode("utf-8")) + 1  # inside the two bytes of "Г"
+    with (tmp_path / "results.jsonl").open("ab") as f:
+        f.write(b"[1, 2]\n" + b'{"answer": "no id"}\n' + raw[:at])
+    proc = demo(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "resuming: 3 of 10 records already in" in proc.stdout
+    assert proc.stderr.strip() == f"skipped 3 damaged lines in {tmp_path / 'results.jsonl'}"
+    after = rows(tmp_path)
+    assert after[:3] == first and [r["id"] for r in after] == [f"demo-{i:02d}" for i in range(1, 11)]
+    assert (tmp_path / "results.jsonl").read_bytes().split(b"\n")[5] == raw[:at]  # kept, then a fresh line
+
+
+def test_a_resume_with_other_settings_is_refused_and_loses_nothing(tmp_path):
+    assert demo(tmp_path, "--limit", "2").returncode == 0
+    before = {name: (tmp_path / name).read_bytes() for name in ("results.jsonl", "run.json", "summary.json")}
+    line = one_line(demo(tmp_path, "--context-chars", "4000", "--no-dates"), 2)
+    assert line == (f"run.py: error: {tmp_path} was made with other settings (context_chars: 8000 -> 4000; "
+                    "no_dates: false -> true); pass --fresh to start over there, or another --out")
+    assert "llm: " in one_line(demo(tmp_path, "--llm", f"collect:{tmp_path}/batch"), 2)
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    widened = demo(tmp_path, "--limit", "4", "--types", "fact_equal_session,info_consolidation")
+    assert widened.returncode == 0 and "resuming: 2 of 4 records" in widened.stdout  # selection is no setting
+
+
+def test_the_manifest_records_settings_data_hash_and_code_version(tmp_path):
+    assert demo(tmp_path, "--limit", "1", "--judge", "scripted").returncode == 0
+    manifest = json.loads((tmp_path / "run.json").read_text())
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert manifest["dataset"] == "demo" and manifest["mode"] == "answer"
+    assert manifest["data_sha256"] == hashlib.sha256((DEMO / "questions.jsonl").read_bytes()).hexdigest()
+    assert manifest["settings"] == {"llm": "scripted", "embedder": "hash", "judge": "scripted",
+                                    "context_chars": 8000, "extract_max_tokens": 256, "answer_ceiling": 150.0,
+                                    "expected_dialogues": 1000, "no_dates": False, "refined_sha256": None}
+    assert [c["commit"] for c in manifest["code"]] == [head] and isinstance(manifest["code"][0]["dirty"], bool)
+
+
+def test_code_version_without_git_is_unknown_not_an_error(tmp_path):
+    from local_eval.manifest import code_version
+    assert code_version(tmp_path) == {"commit": None, "dirty": None}
+
+
+def test_fresh_keeps_every_row_until_the_model_has_started(tmp_path):
+    assert demo(tmp_path, "--limit", "2").returncode == 0
+    before = {name: (tmp_path / name).read_bytes() for name in ("results.jsonl", "run.json")}
+    assert "no reply store" in one_line(demo(tmp_path, "--fresh", "--llm", f"replay:{tmp_path}/none"), 2)
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    assert not (tmp_path / "results.jsonl.bak").exists()
+    proc = demo(tmp_path, "--fresh", "--limit", "1", "--context-chars", "4000")
+    assert proc.returncode == 0 and f"the old rows are in {tmp_path / 'results.jsonl.bak'}" in proc.stdout
+    assert (tmp_path / "results.jsonl.bak").read_bytes() == before["results.jsonl"]
+    assert [r["id"] for r in rows(tmp_path)] == ["demo-01"]
+    assert json.loads((tmp_path / "run.json").read_text())["settings"]["context_chars"] == 4000
+
+
+def test_default_folders_are_per_dataset_and_mode():
+    from local_eval import run as run_py
+    retrieval = run_py.parse_args(["--mode", "retrieval", "--dataset", "locomo", "--data", "x.json"])
+    assert run_py.output_folder(retrieval) == ROOT / "runs" / "locomo-retrieval"
+    assert run_py.output_folder(run_py.parse_args([])) == ROOT / "runs" / "demo-answer"
+
+
+def test_retrieval_writes_a_manifest_and_never_overwrites_an_answer_run(tmp_path):
+    assert demo(tmp_path / "answer", "--limit", "1").returncode == 0
+    summary = (tmp_path / "answer" / "summary.json").read_bytes()
+    line = one_line(demo(tmp_path / "answer", "--mode", "retrieval"), 2)
+    assert 'mode: "answer" -> "retrieval"' in line
+    assert (tmp_path / "answer" / "summary.json").read_bytes() == summary
+    assert demo(tmp_path / "retrieval", "--mode", "retrieval", "--retrieval", "bm25").returncode == 0
+    manifest = json.loads((tmp_path / "retrieval" / "run.json").read_text())
+    assert manifest["mode"] == "retrieval"
+    assert manifest["settings"] == {"embedder": "hash", "context_chars": 8000, "retrieval": "bm25", "refined_sha256": None}
+
+
+# --- a failing LLM, a replay miss ------------------------------------------------------------
+
+class Server(BaseHTTPRequestHandler):
+    """An OpenAI-compatible server: facts for extraction (JSON schema), "Ольга" for answers."""
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        text = '{"facts": []}' if "response_format" in body else "Вас зовут Ольга."
+        data = json.dumps({"choices": [{"message": {"content": text}}], "usage": {}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_failed_llm_leaves_incomplete_rows_that_a_resume_runs_again(tmp_path):
+    port = free_port()
+    llm = ("--llm", f"openai:http://127.0.0.1:{port}/v1#tiny")
+    proc = demo(tmp_path, *llm, "--limit", "2")  # nothing listens: every call is refused
+    assert proc.returncode == 4
+    # Extraction failed, then the answer without facts: no rung held, the safe reply came back.
+    assert "2 of 2 records are incomplete (no_information 2)" in proc.stdout
+    assert [(r["complete"], r["incomplete"]) for r in rows(tmp_path)] == [(False, ["no_information"])] * 2
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["records"] == 0 and summary["incomplete"] == {"records": 2, "reasons": {"no_information": 2}}
+    server = HTTPServer(("127.0.0.1", port), Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        again = demo(tmp_path, *llm, "--limit", "2")
+    finally:
+        server.shutdown()
+    assert again.returncode == 0, again.stderr
+    assert "resuming: 0 of 2 records already in" in again.stdout and "2 incomplete one(s) run again" in again.stdout
+    assert [(r["id"], r["answer"], r["complete"]) for r in rows(tmp_path)] == [
+        ("demo-01", "Вас зовут Ольга.", True), ("demo-02", "Вас зовут Ольга.", True)]
+    assert json.loads((tmp_path / "summary.json").read_text())["incomplete"]["records"] == 0
+
+
+def test_an_llm_failing_from_the_start_stops_the_run_after_three_records(tmp_path):
+    proc = demo(tmp_path, "--llm", f"openai:http://127.0.0.1:{free_port()}/v1#tiny")
+    assert proc.returncode == 3
+    last = proc.stderr.strip().splitlines()[-1]  # the backend's own log lines come before it
+    assert last.startswith("run.py: stopped: the LLM failed on the first 3 records (no_information); check --llm openai:")
+    assert [r["complete"] for r in rows(tmp_path)] == [False] * 3
+
+
+def test_a_replay_miss_stops_with_exit_3_and_keeps_the_finished_rows(tmp_path):
+    store = tmp_path / "store"
+    assert demo(tmp_path / "recorded", "--llm", f"cache:{store}+scripted", "--limit", "1").returncode == 0
+    line = one_line(demo(tmp_path / "replayed", "--llm", f"replay:{store}"), 3)
+    assert line.startswith("run.py: stopped: replay: ") and "pending.jsonl" in line
+    assert [(r["id"], r["complete"]) for r in rows(tmp_path / "replayed")] == [("demo-01", True)]
+
+
+# --- merge ---------------------------------------------------------------------------------
+
+def test_merge_checks_its_sources_and_writes_their_common_manifest(tmp_path):
+    for name, more in (("s1", ["--shard", "1/2"]), ("s2", ["--shard", "2/2"]),
+                       ("other", ["--shard", "2/2", "--context-chars", "4000"])):
+        assert demo(tmp_path / name, "--limit", "1", *more).returncode == 0
+    (tmp_path / "bare").mkdir()
+    s1, s2 = str(tmp_path / "s1"), str(tmp_path / "s2")
+    assert "--merge needs --out" in one_line(run("--merge", s1, s2), 2)
+    assert f"--merge {tmp_path / 'nope'}: no such folder" in one_line(run("--merge", s1, str(tmp_path / "nope"),
+                                                                          "--out", str(tmp_path / "m")), 2)
+    assert "no run.json" in one_line(run("--merge", s1, str(tmp_path / "bare"), "--out", str(tmp_path / "m")), 2)
+    line = one_line(run("--merge", s1, str(tmp_path / "other"), "--out", str(tmp_path / "m")), 2)
+    assert line.startswith(f"run.py: error: --merge {tmp_path / 'other'}: its settings differ from {s1}'s "
+                           "(context_chars: 8000 -> 4000)")
+    assert "it is also --out" in one_line(run("--merge", s1, s2, "--out", s1), 2)
+    assert "holds a run, not a merge" in one_line(run("--merge", s1, s2, "--out", str(tmp_path / "other")), 2)
+    assert not (tmp_path / "m").exists()
+    proc = run("--merge", s1, s2, "--out", str(tmp_path / "m"))
+    assert proc.returncode == 0, proc.stderr
+    merged = json.loads((tmp_path / "m" / "run.json").read_text())
+    source = json.loads((tmp_path / "s1" / "run.json").read_text())
+    assert merged == {**source, "merged_from": [s1, s2]}
+    assert [r["id"] for r in rows(tmp_path / "m")] == ["demo-01", "demo-02"]
+    assert run("--merge", s1, s2, "--out", str(tmp_path / "m")).returncode == 0  # the same merge again
+
+
+# --- one-line errors -----------------------------------------------------------------------
+
+def data_files(tmp_path) -> dict:
+    """Broken copies of the demo data, one per mistake."""
+    made = {}
+    bad = tmp_path / "bad_line"
+    shutil.copytree(DEMO, bad)
+    lines = (bad / "questions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = lines[2][:40] + "\n"  # line 3 cut short
+    (bad / "questions.jsonl").write_text("".join(lines), encoding="utf-8")
+    made["bad_line"] = bad / "questions.jsonl"
+    (tmp_path / "locomo.json").write_text(json.dumps([{"sample_id": "c1", "conversation": {}, "qa": []}]))
+    made["locomo"] = tmp_path / "locomo.json"
+    with gzip.open(tmp_path / "demo.jsonl.gz", "wb") as f:
+        f.write((DEMO / "questions.jsonl").read_bytes())
+    made["gz"] = tmp_path / "demo.jsonl.gz"
+    (tmp_path / "empty.jsonl").write_text("")
+    made["empty"] = tmp_path / "empty.jsonl"
+    (tmp_path / "blank.jsonl").write_text("\n\n")
+    made["blank"] = tmp_path / "blank.jsonl"
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "embeddings.sqlite").write_text("not a database")
+    (tmp_path / "a_file").write_text("x")
+    return made
+
+
+CASES = {
+    "missing data": (["--dataset", "gigamemory", "--data", "{tmp}/nope.jsonl"], "--data {tmp}/nope.jsonl: no such file"),
+    "malformed line": (["--dataset", "gigamemory", "--data", "{bad_line}"], "{bad_line} line 3: not valid JSON"),
+    "other schema": (["--dataset", "longmemeval", "--data", "{locomo}"],
+                     "no question_id, question_type, question, answer, haystack_session_ids, haystack_sessions "
+                     "— not a longmemeval file (it looks like a locomo file)"),
+    "gz for gigamemory": (["--dataset", "gigamemory", "--data", "{gz}"], "reads plain JSON Lines; unpack it first"),
+    "empty file": (["--dataset", "gigamemory", "--data", "{empty}"], "the file is empty"),
+    "no records": (["--dataset", "gigamemory", "--data", "{blank}"], "no records in it"),
+    "unknown llm": (["--llm", "bogus"], "unknown LLM backend 'bogus'"),
+    "llm path": (["--llm", "hf:{tmp}/none"], "hf: no model at"),
+    "embedder path": (["--embedder", "st:{tmp}/none"], "embedder folder not found"),
+    "unknown judge": (["--judge", "nojudge:x"], "unknown LLM backend 'nojudge'"),
+    "replay folder": (["--llm", "replay:{tmp}/none"], "no reply store at"),
+    "context chars": (["--context-chars", "0"], "argument --context-chars: must be a positive number, got 0"),
+    "answer ceiling": (["--answer-ceiling", "-1"], "argument --answer-ceiling: must be a positive number"),
+    "extract tokens": (["--extract-max-tokens", "0"], "argument --extract-max-tokens: must be a positive number"),
+    "expected dialogues": (["--expected-dialogues", "-3"], "argument --expected-dialogues: must be a positive"),
+    "project n": (["--project-n", "0"], "argument --project-n: must be a positive number"),
+    "limit": (["--limit", "0"], "argument --limit: must be a positive number"),
+    "corrupt cache": (["--cache-dir", "{tmp}/cache"], "the embedding cache {tmp}/cache/embeddings.sqlite cannot be "
+                                                      "used (file is not a database); delete it, or pass --cache-dir"),
+    "out is a file": (["--out", "{tmp}/a_file", "--dataset", "gigamemory", "--data", "{tmp}/nope.jsonl"],
+                      "--out {tmp}/a_file: {tmp}/a_file is a file, not a folder"),
+    "types": (["--types", "bogus,no_info"], "--types bogus: no record has that type; the data has: "
+                                            "fact_equal_session, info_consolidation, info_updating, no_info"),
+    "merge source": (["--merge", "{tmp}/none", "--out", "{tmp}/merged"], "--merge {tmp}/none: no such folder"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_user_mistake_is_one_line_and_exit_2(tmp_path, case):
+    files = {**data_files(tmp_path), "tmp": tmp_path}
+    args, expected = CASES[case]
+    fill = lambda text: text.format(**files)  # noqa: E731
+    out = tmp_path / "out"
+    proc = run("--out", str(out), *FAST, *[fill(a) for a in args])
+    line = one_line(proc, 2)
+    assert line.startswith("run.py: error: ") and fill(expected) in line
+    assert not out.exists()  # nothing written
+
+
+# --- batch mode ----------------------------------------------------------------------------
+
+def batch_reply(chat) -> str:
+    """What a batch job answers: a fact per extraction prompt, a digest of the prompt per answer."""
+    text = chat[-1]["content"]
+    if "Сообщение пользователя:" in text:
+        message = text.split("Сообщение пользователя:")[-1].strip()
+        return json.dumps({"facts": [{"slot": "заметка", "value": message[:30],
+                                      "statement": f"Пользователь сказал: {message}"}]}, ensure_ascii=False)
+    return "Ответ: " + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(tmp_path):
+    from local_eval import harness, tasks
+    from submit.memory.llm import ScriptedLLM
+    from submit.memory.llm_store import answer_pending
+    batch, out = tmp_path / "batch", tmp_path / "run"
+    collect = ("--llm", f"collect:{batch}")
+    pending_counts = []
+    for _ in range(3):  # extraction prompts, the versions pass over their facts, then the answer prompts
+        proc = demo(out, *collect)
+        assert proc.returncode == 4 and "collect: " in proc.stdout
+        pending_counts.append(len((batch / "pending.jsonl").read_text().splitlines()))
+        assert f"prompt(s) pending in {batch / 'pending.jsonl'}" in proc.stdout
+        assert f".venv/bin/python local_eval/run.py --out {out} --embedder hash --cache-dir '' --llm collect:{batch}" \
+            in proc.stdout
+        assert all(not r["complete"] and r["incomplete"] == ["pending_reply"] for r in rows(out))
+        answer_pending(str(batch), ScriptedLLM([batch_reply] * 1000))
+    # 17 distinct extraction prompts over 3 dialogues; 3 topic groups to version; 10 answers
+    assert pending_counts == [17, 3, 10]
+    done = demo(out, *collect)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"collect: no prompt is pending in {batch}" in done.stdout
+    replayed = demo(tmp_path / "replayed", "--llm", f"replay:{batch}")
+    assert replayed.returncode == 0, replayed.stderr
+    model, _ = make_model([batch_reply] * 1000)
+    expected = {r.id: harness.run_record(model, r).answer for r in tasks.load("demo")}
+    assert len(set(expected.values())) == 10  # every answer came from its own prompt
+    for folder in (out, tmp_path / "replayed"):
+        got = {r["id"]: r["answer"] for r in rows(folder) if r["complete"]}
+        assert got == expected
+
+
+def test_a_judge_can_collect_too_and_judges_only_complete_answers(tmp_path):
+    from submit.memory.llm import ScriptedLLM
+    from submit.memory.llm_store import answer_pending
+    judge = ("--judge", f"collect:{tmp_path / 'verdicts'}", "--limit", "2")
+    first = demo(tmp_path / "run", *judge)
+    assert first.returncode == 4 and "2 of 2 records are incomplete (pending_judge_reply 2)" in first.stdout
+    assert f"collect: 2 prompt(s) pending in {tmp_path / 'verdicts' / 'pending.jsonl'}" in first.stdout
+    answer_pending(str(tmp_path / "verdicts"), ScriptedLLM(["да", "нет"]))
+    second = demo(tmp_path / "run", *judge)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert [(r["judge"], r["correct"], r["complete"]) for r in rows(tmp_path / "run")] == [
+        (True, 1.0, True), (False, 0.0, True)]

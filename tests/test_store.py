@@ -1,0 +1,133 @@
+"""The reply store (`cache:`, `replay:`, `collect:`): damaged lines, fresh-line appends, batch mode."""
+import json
+import logging
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from submit.memory.answer import NO_INFO
+from submit.memory.llm import BackendUnavailable, ScriptedLLM, StopRun, make_llm
+from submit.memory.llm_store import CollectLLM, Store, answer_pending, prompt_key, settings_of
+
+CHAT = [{"role": "user", "content": "Как меня зовут?"}]
+OTHER = [{"role": "user", "content": "Где я живу?"}]
+SCRIPTED_REPLY = NO_INFO["ru"]  # what `scripted` answers a Russian prompt that is not a schema prompt
+SCHEMA = {"type": "object", "properties": {"facts": {"type": "array"}}, "required": ["facts"]}
+
+
+def key(chat, max_tokens=5, schema=None):
+    return prompt_key(chat, settings_of(max_tokens, schema))
+
+
+def line(**row) -> bytes:
+    return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def cut_inside_a_character(row: dict) -> bytes:
+    """A JSON line cut in the middle of a two-byte Cyrillic letter, as a kill mid-write leaves it."""
+    data = json.dumps(row, ensure_ascii=False).encode("utf-8")
+    at = data.index("ё".encode("utf-8")) + 1
+    return data[:at]
+
+
+@pytest.mark.parametrize("name", ["store.jsonl", "replies.jsonl"])
+def test_a_cut_last_line_is_skipped_counted_once_and_the_rest_answers(tmp_path, caplog, name):
+    (tmp_path / name).write_bytes(line(key=key(CHAT), reply="Ольга")
+                                  + b'"just a string"\n' + line(key="k-without-reply")
+                                  + cut_inside_a_character({"key": key(OTHER), "reply": "Всё ещё Томск"}))
+    with caplog.at_level(logging.WARNING, logger="gigamemory"):
+        replay = make_llm(f"replay:{tmp_path}")
+    assert [r.message for r in caplog.records] == [f"skipped 3 damaged lines in {tmp_path / name}"]
+    assert replay.generate([CHAT], max_tokens=5)[0].text == "Ольга"
+    with pytest.raises(StopRun):
+        replay.generate([OTHER], max_tokens=5)  # the cut reply is gone, not half-read
+
+
+def test_store_appends_after_a_cut_line_on_a_fresh_line(tmp_path):
+    (tmp_path / "store.jsonl").write_bytes(line(key=key(CHAT), reply="Ольга") + b'{"key": "cut')
+    cached = make_llm(f"cache:{tmp_path}+scripted")
+    cached.generate([OTHER], max_tokens=5)
+    lines = (tmp_path / "store.jsonl").read_bytes().split(b"\n")
+    assert lines[1] == b'{"key": "cut'
+    assert json.loads(lines[2]) == {"key": key(OTHER), "reply": SCRIPTED_REPLY}
+    store = Store(str(tmp_path))
+    assert store.replies == {key(CHAT): "Ольга", key(OTHER): SCRIPTED_REPLY}
+
+
+def test_replay_needs_an_existing_folder_and_its_miss_is_one_line(tmp_path):
+    with pytest.raises(BackendUnavailable, match="no reply store"):
+        make_llm(f"replay:{tmp_path}/missing")
+    with pytest.raises(StopRun) as stop:
+        make_llm(f"replay:{tmp_path}").generate([CHAT], max_tokens=5)
+    assert "\n" not in str(stop.value) and "1 prompt(s)" in str(stop.value)
+    with pytest.raises(StopRun):
+        make_llm(f"replay:{tmp_path}").generate([CHAT], max_tokens=5)
+    assert len((tmp_path / "pending.jsonl").read_text().splitlines()) == 1  # queued once per key
+
+
+def test_collect_answers_from_the_store_and_queues_the_rest_once_with_placeholders(tmp_path):
+    (tmp_path / "replies.jsonl").write_bytes(line(key=key(CHAT), reply="Ольга"))
+    llm = make_llm(f"collect:{tmp_path}")
+    assert isinstance(llm, CollectLLM)
+    out = llm.generate([CHAT, OTHER, OTHER], max_tokens=5)
+    assert [g.text for g in out] == ["Ольга", CollectLLM.MARKER, CollectLLM.MARKER]
+    llm.next_record()
+    assert llm.generate([OTHER], max_tokens=9, schema=SCHEMA)[0].text == '{"facts": []}'
+    pending = [json.loads(x) for x in (tmp_path / "pending.jsonl").read_text().splitlines()]
+    assert pending == [{"key": key(OTHER), "messages": OTHER, "settings": {"max_tokens": 5, "schema": None}},
+                       {"key": key(OTHER, 9, SCHEMA), "messages": OTHER,
+                        "settings": {"max_tokens": 9, "schema": SCHEMA}}]
+    assert (llm.placeholders, llm.queued) == (3, 2)
+    again = make_llm(f"collect:{tmp_path}")
+    again.generate([OTHER], max_tokens=5)
+    assert again.queued == 0 and len((tmp_path / "pending.jsonl").read_text().splitlines()) == 2
+
+
+def test_collect_queues_one_layer_per_record(tmp_path):
+    """After a miss, the record's later prompts read placeholder data: answered, not queued."""
+    llm = make_llm(f"collect:{tmp_path}")
+    llm.generate([CHAT], max_tokens=5, schema=SCHEMA)  # extraction: queued
+    llm.generate([OTHER], max_tokens=5)  # the answer built on it: a placeholder only
+    llm.next_record()
+    llm.generate([OTHER], max_tokens=7)  # the next record's first prompt: queued
+    keys = [json.loads(x)["key"] for x in (tmp_path / "pending.jsonl").read_text().splitlines()]
+    assert keys == [key(CHAT, 5, SCHEMA), key(OTHER, 7)]
+    assert llm.placeholders == 3
+
+
+def test_a_collect_pass_drops_answered_and_damaged_lines_from_pending(tmp_path):
+    rows = [{"key": key(c), "messages": c, "settings": settings_of(5, None)} for c in (CHAT, OTHER)]
+    (tmp_path / "pending.jsonl").write_bytes(line(**rows[0]) + line(**rows[1]) + line(**rows[1]) + b'{"key": ')
+    (tmp_path / "replies.jsonl").write_bytes(line(key=rows[0]["key"], reply="Ольга"))
+    make_llm(f"collect:{tmp_path}")
+    assert [json.loads(x) for x in (tmp_path / "pending.jsonl").read_text().splitlines()] == [rows[1]]
+
+
+def test_answer_pending_replies_to_waiting_prompts_with_their_settings(tmp_path):
+    collect = make_llm(f"collect:{tmp_path}")
+    collect.generate([CHAT], max_tokens=5, schema=SCHEMA)
+    collect.next_record()
+    collect.generate([OTHER, CHAT], max_tokens=9)
+    (tmp_path / "replies.jsonl").write_bytes(line(key=key(CHAT, 9), reply="уже есть"))
+    scripted = ScriptedLLM([lambda chat: "ответ: " + chat[0]["content"]] * 5)
+    assert answer_pending(str(tmp_path), scripted) == 2
+    assert [(chat, max_tokens, schema) for chat, max_tokens, schema in scripted.history] == [
+        (CHAT, 5, SCHEMA), (OTHER, 9, None)]
+    store = Store(str(tmp_path))
+    assert store.replies == {key(CHAT, 9): "уже есть", key(CHAT, 5, SCHEMA): "ответ: Как меня зовут?",
+                             key(OTHER, 9): "ответ: Где я живу?"}
+    assert store.outstanding() == [] and answer_pending(str(tmp_path), scripted) == 0
+
+
+def test_answer_pending_tool_runs_any_backend_spec(tmp_path):
+    make_llm(f"collect:{tmp_path}").generate([CHAT], max_tokens=5)
+    proc = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path), "--llm", "scripted"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"1 replies appended to {tmp_path / 'replies.jsonl'}"
+    assert Store(str(tmp_path)).replies == {key(CHAT): SCRIPTED_REPLY}
+    bad = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path / "nope"), "--llm", "scripted"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr

@@ -1,0 +1,43 @@
+"""Answer the prompts a `collect:DIR` pass queued, with any LLM backend, into DIR/replies.jsonl.
+
+    .venv/bin/python tools/answer_pending.py runs/batch --llm openai:http://gpu-host:8000/v1#GigaChat
+
+The batch-mode step between two passes of `local_eval/run.py --llm collect:DIR`: every
+prompt of DIR/pending.jsonl without a reply yet is sent (grouped by its settings, in
+batches, the schema passed on for guided decoding) and each reply appended as a
+{"key", "reply"} line as soon as its batch returns, so an interrupted job loses nothing
+and a rerun goes on. `openai:` reads OPENAI_API_KEY. Any other job that writes the same
+lines works as well.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path for `submit`)
+from submit.memory.llm import BackendUnavailable, make_llm  # noqa: E402
+from submit.memory.llm_store import answer_pending  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("folder", help="the DIR of collect:DIR (holds pending.jsonl)")
+    p.add_argument("--llm", required=True, help="LLM spec, e.g. openai:http://host:8000/v1#MODEL or vllm:PATH")
+    p.add_argument("--batch", type=int, default=64, help="prompts per generate call")
+    args = p.parse_args(argv)
+    try:
+        written = answer_pending(args.folder, make_llm(args.llm), batch=max(1, args.batch))
+    except BackendUnavailable as e:
+        print(f"answer_pending.py: error: {e}", file=sys.stderr)
+        return 2
+    print(f"{written} replies appended to {Path(args.folder) / 'replies.jsonl'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
