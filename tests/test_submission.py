@@ -96,3 +96,11 @@ def test_an_explicit_embedder_that_fails_falls_back_down_the_chain(monkeypatch):
     assert model.embedder.name == "hash" and model.fallbacks == {"embedder_fallback": 2}
     model.write_to_memory([Message("user", "Я живу в Казани", 1), Message("assistant", "Ок", 1)], "d")
     assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
+
+
+def test_an_embedder_the_cpu_cannot_run_is_skipped_not_loaded(tmp_path):
+    from submit.memory.embed import _missing_cpu_flags
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx fma\n")
+    assert _missing_cpu_flags(("avx2", "fma"), str(cpuinfo)) == ["avx2"]
+    assert _missing_cpu_flags(("avx2",), str(tmp_path / "absent")) == []  # unknown: try it
