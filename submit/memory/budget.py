@@ -18,6 +18,7 @@ owns the clock and feeds the measurements) and `dialogue` (which reads the level
 """
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 from collections import deque
@@ -90,9 +91,10 @@ class TimeBudget:
             return sum(s for s, _ in self._extract) / prompts if prompts else self.prior_rate
 
     def overhead(self) -> float:
-        """Mean seconds an answer spends besides extraction (retrieval, the answer call)."""
+        """Median seconds an answer spends besides extraction (retrieval, the answer call): the
+        median, because the first answer also pays one-time loading (lemmatizer, kernels)."""
         with self._lock:
-            return sum(self._other) / len(self._other) if self._other else 0.0
+            return statistics.median(self._other) if self._other else 0.0
 
     def lag(self) -> float:
         """Seconds the run is behind its schedule (negative: ahead)."""
