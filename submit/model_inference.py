@@ -277,9 +277,13 @@ class SubmitModelWithMemory(ModelWithMemory):
             return None
         plan = self.plans.get(key)
         budget = {**self.budget.stats(), **({"level": plan.level, "prompts": plan.prompts} if plan else {})}
-        return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
-                "extraction": dict(memory.extraction), "facts": len(memory.facts),
-                "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget}
+        try:
+            return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
+                    "extraction": dict(memory.extraction), "facts": len(memory.facts),
+                    "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget}
+        except RuntimeError:  # an abandoned worker changed the ledger while it was read
+            log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])
+            return None
 
 
 def recall(memory: DialogueMemory, question: str) -> Optional[str]:

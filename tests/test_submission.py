@@ -104,3 +104,14 @@ def test_an_embedder_the_cpu_cannot_run_is_skipped_not_loaded(tmp_path):
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx fma\n")
     assert _missing_cpu_flags(("avx2", "fma"), str(cpuinfo)) == ["avx2"]
     assert _missing_cpu_flags(("avx2",), str(tmp_path / "absent")) == []  # unknown: try it
+
+
+def test_when_vllm_cannot_start_transformers_takes_over_counted_and_budgeted_as_slow(monkeypatch):
+    from submit.memory import llm as llm_module
+
+    class Transformers(llm_module.ScriptedLLM):
+        name = "hf"  # what llm_backends.vllm_or_hf returns when vLLM fails to start
+    monkeypatch.setitem(llm_module.BACKENDS, "vllm", lambda arg: Transformers())
+    model = SubmitModelWithMemory("", config=Config(llm="vllm:/app/models/GigaChat", embedder="hash"))
+    assert model.llm.name == "hf" and model.fallbacks == {"llm_fallback": 1}
+    assert model.budget.rate() == 3.0  # transformers' prior: seconds per extraction prompt
