@@ -161,7 +161,7 @@ def build_model(args):
     config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
                     embed_cache_dir=args.cache_dir or None,
                     answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues,
-                    extract_max_tokens=args.extract_max_tokens)
+                    extract_max_tokens=args.extract_max_tokens, embedder_fallback=False)
     kind, _, arg = args.llm.partition(":")
     with startup_errors(args):
         return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)
@@ -200,7 +200,8 @@ def score(record, result, fallbacks: dict, judge_llm, benchmark: str) -> dict:
 PRODUCTS = (results.RESULTS, "summary.json")  # a folder holding one of these is a run
 # Fallbacks that mean the answer did not come from the LLM because something failed
 # (submit/model_inference.py); budget levels and an empty reply are the model's own doing.
-FAILED = ("write_error", "raw_evidence", "ceiling", "no_information")
+FAILED = ("write_error", "raw_evidence", "ceiling", "no_information", "memory_answer", "breaker_open",
+          "engine_busy", "answer_error")
 FAILING_START = 3  # records failed in a row at the start of a pass: the backend is down, stop
 
 

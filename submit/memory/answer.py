@@ -11,12 +11,14 @@ from typing import Optional, Sequence
 from .. import prompts
 from .context import Context
 from .slots import FactLine, group_lines, render
+from .turns import clean_text
 
 NO_INFO = {"ru": "У меня нет такой информации.", "en": "I don't have that information."}
 MAX_ANSWER_CHARS = 400
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z]", re.IGNORECASE)
 _JUNK = re.compile(r"<\|[a-z_]+\|>|</?s>")
+_ALNUM = re.compile(r"[^\W_]")  # a letter or a digit, any script
 
 
 def detect_lang(text: str) -> str:
@@ -40,13 +42,15 @@ def build_prompt(question: str, context: Context, lang: str, facts: Sequence[Fac
 
 
 def clean_answer(raw: str) -> Optional[str]:
-    """First non-empty line, special tokens and quotes stripped, capped in length."""
-    text = _JUNK.sub("", raw or "")
+    """First non-empty line, special tokens, quotes, lone surrogates and control characters
+    stripped, whitespace runs made one space, capped in length; None when no letter or digit is left (`"..."` is no answer)."""
+    text = _JUNK.sub("", clean_text(raw))
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return None
-    answer = re.sub(r"^(ответ|answer)\s*:\s*", "", lines[0], flags=re.IGNORECASE).strip(" \"«»")
-    if not answer:
+    answer = " ".join(lines[0].split())  # tabs and runs of spaces: one space
+    answer = re.sub(r"^(ответ|answer)\s*:\s*", "", answer, flags=re.IGNORECASE).strip(" \"«»")
+    if not _ALNUM.search(answer):
         return None
     if len(answer) > MAX_ANSWER_CHARS:
         cut = answer[:MAX_ANSWER_CHARS]

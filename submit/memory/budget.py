@@ -1,56 +1,147 @@
 """The time budget: the hidden set (hundreds to ~1000 dialogues) must finish inside 7 hours.
 
-Each dialogue has a share of the total; when a dialogue, or the run as a whole, runs
-behind, extraction degrades step by step (`level`): 0 everything, 1 a stricter pre-filter,
-2 only the user turns retrieval ranks highest for the question, 3 no extraction (retrieval
-and the answer only). `answer_ceiling` bounds any single answer. Called by
-`model_inference` (which owns the clock) and `dialogue` (which reads the level).
+Extraction is the expensive stage (one LLM prompt per user turn, ~240 per contest
+dialogue), and its cost depends on a backend we only meet at run time: vLLM on an A100,
+or transformers when vLLM fails to start (~3 s per prompt on an H100, 30x slower). So
+the budget learns the backend's speed: seconds per extraction prompt and the seconds
+each answer spends besides extraction, over the last `window` dialogues. Before each
+answer `plan` picks the best extraction the dialogue can afford, given what is left of
+the run's time for the dialogues still expected and the answer ceiling:
+0 FULL every candidate, 1 STRICT a stricter pre-filter, 2 TOP_TURNS only the N user
+turns retrieval ranks highest for the question (N as many as fit), 3 NO_EXTRACTION
+(retrieval and the answer only). Until a backend has been measured, a prior rate is used
+where one is known, otherwise the first dialogue extracts a small calibration batch; a
+rate so slow that nothing is extracted is re-measured every `remeasure_every` dialogues.
+Only answers that finished inside their ceiling teach it: a hung call is not a speed.
+`remaining` bounds each answer by the hard ceiling. Called by `model_inference` (which
+owns the clock and feeds the measurements) and `dialogue` (which reads the level).
 """
 from __future__ import annotations
 
+import statistics
+import threading
 import time
+from collections import deque
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping, Optional
 
 FULL, STRICT, TOP_TURNS, NO_EXTRACTION = 0, 1, 2, 3
+
+# Seconds per extraction prompt assumed before the first measurement, by backend name.
+# scripted/replay answer at once; transformers ("hf", also what vLLM falls back to):
+# ~700 s for a dialogue's ~240 prompts at batch 8 on an H100 (measured with a
+# GigaChat-shaped 20.5B MoE); vLLM: an assumption, not a measurement (a dialogue's ~240
+# prompts in ~12 s), corrected by the first dialogue. Unknown backends calibrate instead.
+PRIOR_SECONDS_PER_PROMPT = {"scripted": 0.0, "replay": 0.0, "vllm": 0.05, "hf": 3.0}
 
 
 @dataclass(frozen=True)
 class BudgetSettings:
     total_seconds: float = 6.5 * 3600  # 7 h for the answers, minus a margin for start-up
     expected_dialogues: int = 1000
-    answer_ceiling_seconds: float = 150.0  # hard ceiling on one answer, writes included
+    answer_ceiling_seconds: float = 150.0  # hard ceiling on one answer, from its own start
+    ceiling_share: float = 0.7  # plan a dialogue to finish well inside its ceiling
+    window: int = 20  # dialogues the learned rates average over (the backend may change speed)
+    calibration_prompts: int = 16  # the first dialogue's batch when no rate is known
+    min_top_turns: int = 4  # fewer affordable prompts than this: no extraction at all
+    remeasure_every: int = 10  # dialogues without extraction before a small batch re-measures the rate
 
     @property
     def share(self) -> float:
         return self.total_seconds / self.expected_dialogues
 
 
+@dataclass(frozen=True)
+class Plan:
+    level: int
+    prompts: int  # extraction prompts the level allows (TOP_TURNS: how many top user turns)
+    allowance_s: float  # seconds this dialogue may spend and keep the run on schedule
+    projected_s: float  # seconds the plan is expected to take, by the learned rates
+    calibration: bool = False  # a small first batch to measure an unknown backend
+
+
 class TimeBudget:
-    def __init__(self, settings: BudgetSettings = BudgetSettings(), clock: Callable[[], float] = time.monotonic):
-        self.settings, self.clock = settings, clock
+    def __init__(self, settings: BudgetSettings = BudgetSettings(), clock: Callable[[], float] = time.monotonic,
+                 prior_rate: Optional[float] = None):
+        self.settings, self.clock, self.prior_rate = settings, clock, prior_rate
         self.started = clock()
         self.answered = 0
+        self._extract: deque = deque(maxlen=settings.window)  # (seconds, prompts) per dialogue
+        self._other: deque = deque(maxlen=settings.window)  # seconds besides extraction per answer
+        self._lock = threading.Lock()  # answer workers report while the caller plans
+        self._measured_at = 0  # `answered` when extraction was last measured
+        self._remeasuring = False  # the next measurement replaces the window
+
+    def observe(self, extract_seconds: float, extract_prompts: int, other_seconds: Optional[float]) -> None:
+        """One answer's measurements: its extraction, and the rest (None when it did not finish)."""
+        with self._lock:
+            if extract_prompts > 0:
+                if self._remeasuring:
+                    self._extract.clear()
+                    self._remeasuring = False
+                self._extract.append((max(0.0, extract_seconds), extract_prompts))
+                self._measured_at = self.answered
+            if other_seconds is not None:
+                self._other.append(max(0.0, other_seconds))
+
+    def rate(self) -> Optional[float]:
+        """Seconds per extraction prompt: measured over the window, else the prior, else None."""
+        with self._lock:
+            prompts = sum(n for _, n in self._extract)
+            return sum(s for s, _ in self._extract) / prompts if prompts else self.prior_rate
+
+    def overhead(self) -> float:
+        """Median seconds an answer spends besides extraction (retrieval, the answer call): the
+        median, because the first answer also pays one-time loading (lemmatizer, kernels)."""
+        with self._lock:
+            return statistics.median(self._other) if self._other else 0.0
 
     def lag(self) -> float:
         """Seconds the run is behind its schedule (negative: ahead)."""
         return (self.clock() - self.started) - self.answered * self.settings.share
 
-    def level(self, dialogue_started: float) -> int:
-        """How much extraction this dialogue can afford now."""
-        share = self.settings.share
-        spent = self.clock() - dialogue_started + max(0.0, self.lag())
-        if spent < 0.5 * share:
-            return FULL
-        if spent < share:
-            return STRICT
-        if spent < 2 * share:
-            return TOP_TURNS
-        return NO_EXTRACTION
+    def allowance(self) -> float:
+        """What is left of the run's time over the dialogues still expected, within the ceiling."""
+        s = self.settings
+        left = s.total_seconds - (self.clock() - self.started)
+        per_dialogue = left / max(1, s.expected_dialogues - self.answered)
+        return max(0.0, min(per_dialogue, s.ceiling_share * s.answer_ceiling_seconds))
 
-    def remaining(self, dialogue_started: float) -> float:
-        """Seconds left under the hard ceiling for this dialogue's answer."""
-        return self.settings.answer_ceiling_seconds - (self.clock() - dialogue_started)
+    def plan(self, prompts: Mapping[int, int]) -> Plan:
+        """The best extraction that fits; `prompts` = candidate prompts at FULL, STRICT, TOP_TURNS."""
+        allowance, rate, other = self.allowance(), self.rate(), self.overhead()
+        if allowance <= 0:
+            return Plan(NO_EXTRACTION, 0, allowance, other)
+        if rate is None:  # nothing known about this backend yet: a small batch to measure it
+            n = self.settings.calibration_prompts
+            if prompts[FULL] <= n:
+                return Plan(FULL, prompts[FULL], allowance, other, calibration=True)
+            return Plan(TOP_TURNS, min(n, prompts[TOP_TURNS]), allowance, other, calibration=True)
+        spare = allowance - other
+        for level in (FULL, STRICT):
+            if prompts[level] * rate <= spare:
+                return Plan(level, prompts[level], allowance, other + prompts[level] * rate)
+        n = min(prompts[TOP_TURNS], int(spare / rate) if spare > 0 else 0)
+        if n >= self.settings.min_top_turns:
+            return Plan(TOP_TURNS, n, allowance, other + n * rate)
+        if self.answered - self._measured_at >= self.settings.remeasure_every:
+            # A rate this slow would never be measured again: the backend may have recovered,
+            # and this measurement, the freshest, replaces the window.
+            n = min(self.settings.min_top_turns, prompts[TOP_TURNS])
+            self._remeasuring = True
+            return Plan(TOP_TURNS, n, allowance, other + n * rate, calibration=True)
+        return Plan(NO_EXTRACTION, 0, allowance, other)
+
+    def remaining(self, answer_started: float) -> float:
+        """Seconds left under the hard ceiling for an answer that started at `answer_started`."""
+        return self.settings.answer_ceiling_seconds - (self.clock() - answer_started)
 
     def done(self) -> None:
         self.answered += 1
+
+    def stats(self) -> dict:
+        rate = self.rate()
+        return {"seconds_per_prompt": None if rate is None else round(rate, 4),
+                "measured_dialogues": len(self._extract), "overhead_s": round(self.overhead(), 3),
+                "allowance_s": round(self.allowance(), 2), "lag_s": round(self.lag(), 2),
+                "answered": self.answered}

