@@ -107,13 +107,19 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="hard ceiling on one answer, seconds (the contest default; raise it for slow CPU models)")
     p.add_argument("--extract-max-tokens", type=positive(int), default=256,
                    help="output cap of each extraction call (lower it for small CPU models)")
-    p.add_argument("--expected-dialogues", type=positive(int), default=1000,
-                   help="dialogues the time budget plans for (7 h shared among them)")
+    p.add_argument("--time-budget", action="store_true",
+                   help="apply the contest's 7-hour time budget, which degrades extraction when the run "
+                        "falls behind (off by default: a slow CPU model would silently skip extraction); "
+                        "degraded records are counted in summary.json -> degraded")
+    p.add_argument("--expected-dialogues", type=positive(int),
+                   help="dialogues the time budget plans for (7 h shared among them); implies --time-budget "
+                        "[default: 1000 with --time-budget]")
     p.add_argument("--project-n", type=positive(int), default=1000, help="hidden-set size for the time projection")
     p.add_argument("--no-dates", action="store_true", help="do not pass session dates through the side channel")
     args = p.parse_args(argv)
     if args.dataset != "demo" and not args.data and not args.merge:
         p.error(f"--dataset {args.dataset} needs --data PATH")
+    args.time_budget = args.time_budget or args.expected_dialogues is not None
     if args.refined and args.dataset != "locomo":
         p.error(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, not {args.dataset}")
     try:
@@ -160,7 +166,8 @@ def build_model(args):
     from submit.config import Config
     config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
                     embed_cache_dir=args.cache_dir or None,
-                    answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues,
+                    answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues or 1000,
+                    time_budget=args.time_budget,
                     extract_max_tokens=args.extract_max_tokens, embedder_fallback=False)
     kind, _, arg = args.llm.partition(":")
     with startup_errors(args):
@@ -296,8 +303,16 @@ def summarize(rows: list, args) -> dict:
         "judge_unparsed": sum(1 for r in complete if args.judge and r["judge"] is None),
         "fallbacks": dict(fallbacks), "llm": llm_ledger(complete),
         "incomplete": {"records": len(rows) - len(complete), "reasons": dict(reasons)},
+        "degraded": degraded(complete),
         "profile": profiler.profile(complete, args.project_n),
     }
+
+
+def degraded(rows: list) -> dict:
+    """Records whose extraction the time budget cut (`--time-budget`), per level reached."""
+    levels = Counter(key for row in rows for key in row["fallbacks"] if key.startswith("budget_level_"))
+    hit = sum(1 for row in rows if any(key.startswith("budget_level_") for key in row["fallbacks"]))
+    return {"records": hit, "levels": dict(levels)}
 
 
 def print_table(summary: dict) -> None:

@@ -59,6 +59,9 @@ class Config:
     # The contest run falls back to the next embedder that works; an eval run (local_eval)
     # must not measure a different embedder than the one asked for.
     embedder_fallback: bool = True
+    # The 7-hour budget degrades extraction when the run falls behind. Local evaluation turns
+    # it off unless asked (a slow CPU model would otherwise silently skip extraction).
+    time_budget: bool = True
 
     def __post_init__(self):
         for name, (kind, low, high) in RANGES.items():

@@ -154,3 +154,19 @@ def test_a_late_run_skips_extraction_but_still_answers():
     assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
     assert model.fallbacks["budget_level_3"] == 1
     assert list(llm.batches) == [1]  # only the answer call: no extraction
+
+
+def test_without_the_time_budget_a_late_run_still_extracts_everything():
+    # local_eval's default: a slow CPU model must not make an eval silently skip extraction.
+    model, llm = make_model(budget_hours=0.01 / 3600, expected_dialogues=1000, time_budget=False)
+    model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
+    time.sleep(0.05)
+    model.answer_to_question("d", "Где я живу?")
+    assert not any(key.startswith("budget_level") for key in model.fallbacks)
+    assert list(llm.batches) == [1, 1]  # the extraction call, then the answer
+
+
+def test_a_degraded_record_is_counted_in_the_summary():
+    from local_eval import run
+    rows = [{"fallbacks": {"budget_level_3": 1}}, {"fallbacks": {}}, {"fallbacks": {"budget_level_2": 1}}]
+    assert run.degraded(rows) == {"records": 2, "levels": {"budget_level_3": 1, "budget_level_2": 1}}
