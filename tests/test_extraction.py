@@ -29,7 +29,7 @@ def dialogue(model, *sessions):
 
 def test_every_prompt_renders_with_every_variable_filled():
     for task, lang in prompts.available():
-        variables = {"extract": {"message": "M", "before": "B"},
+        variables = {"extract": {"message": "M", "before": "B"}, "extract_peer": {"message": "M", "before": "B"},
                      "answer": {"question": "Q", "context": "C", "question_date": "D",
                                 "facts": [{"topic": "T", "lines": ["F"]}]},
                      "answer_peer": {"question": "Q", "context": "C", "question_date": "D", "people": ["A", "B"],
@@ -38,7 +38,7 @@ def test_every_prompt_renders_with_every_variable_filled():
         chat = prompts.render(task, lang, **variables)
         text = "\n".join(m["content"] for m in chat)
         assert [m["role"] for m in chat] == ["system", "user"]
-        assert all(v in text for v in ("M", "B") if task == "extract")
+        assert all(v in text for v in ("M", "B") if task.startswith("extract"))
         assert "{{" not in text and "{%" not in text
 
 
@@ -192,3 +192,33 @@ def test_an_empty_memory_abstains_without_asking_the_model():
     model.write_to_memory([Message("user", "", 1), Message("assistant", "", 1)], "blank")
     assert model.answer_to_question("blank", "What is my name?") == "I don't have that information."
     assert list(llm.batches) == [] and len(llm.queue) == 1
+
+
+def peer_chat(model):
+    """Two friends, short turns on both sides, each opening with the speaker's name (as LoCoMo)."""
+    sessions = {1: [("Caroline: I went to a support group yesterday.", "Melanie: That's brave! I painted a lake."),
+                    ("Caroline: What else did you paint?", "Melanie: A sunrise, last week.")],
+                2: [("Melanie: My kids love the beach.", "Caroline: Mine too, we went on Sunday.")]}
+    model.set_dates("d", {"1": "1:56 pm on 8 May, 2023", "2": "2:00 pm on 25 May, 2023"}, None)
+    for sid, pairs in sessions.items():
+        for a, b in pairs:
+            model.write_to_memory([Message("user", a, sid), Message("assistant", b, sid)], "d")
+
+
+def test_a_peer_chat_extracts_both_speakers_with_dates_and_answers_about_them_by_name():
+    group = facts_reply(("support group", "went", "Caroline went to a support group on 7 May 2023."))
+    model, llm = make_model([group] + ['{"facts": []}'] * 5 + ["On 7 May 2023."])
+    peer_chat(model)
+    model.answer_to_question("d", "When did Caroline go to the support group?")
+    assert list(llm.batches) == [6, 1]  # both speakers' six turns, then the answer (one fact: no versions)
+    first, third = llm.history[0][0], llm.history[2][0]
+    assert "the name of the person who wrote it" in first[0]["content"]
+    assert "Caroline: I went to a support group yesterday [7 May 2023]." in first[-1]["content"]
+    assert "The message it answers:\nCaroline: What else did you paint?" not in third[-1]["content"]
+    assert "The message it answers:\nMelanie: That's brave! I painted a lake." in third[-1]["content"]
+    (fact,) = model.memories["d"].facts
+    assert fact.slot == "support group.Caroline"
+    answer = llm.history[-1][0]
+    assert "about Caroline and Melanie" in answer[0]["content"]
+    assert "\nCaroline: I went to a support group yesterday [7 May 2023]." in answer[-1]["content"]
+    assert "User:" not in answer[-1]["content"] and "Assistant:" not in answer[-1]["content"]

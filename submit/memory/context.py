@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from .timeref import annotate
-from .turns import Turn, TurnStore
+from .turns import Turn, TurnStore, speaker_of
 
 ROLE_LABELS = {"ru": {"user": "Пользователь", "assistant": "Ассистент"},
                "en": {"user": "User", "assistant": "Assistant"}}
 SESSION_LABEL = {"ru": "Сессия", "en": "Session"}
-NAMED = re.compile(r"[A-ZА-ЯЁ][\w.'-]{1,30}: ")  # a turn that opens with its speaker's name
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 
 
@@ -38,7 +37,7 @@ class Context:
 def speakers(store: TurnStore, most: int = 2) -> list:
     """The names that open the most turns ("Caroline: …"), most frequent first."""
     from collections import Counter
-    counts = Counter(m.group(0)[:-2] for t in store.turns if (m := NAMED.match(t.text)))
+    counts = Counter(name for name in map(speaker_of, (t.text for t in store.turns)) if name)
     return [name for name, _ in counts.most_common(most)]
 
 
@@ -79,7 +78,7 @@ def _line(store: TurnStore, turn: Turn, lang: str, max_turn_chars: int, peer: bo
     date = store.date_of(turn)
     if date:
         text = annotate(text, date, "ru" if _CYRILLIC.search(text) else "en")
-    if peer and NAMED.match(text):
+    if peer and speaker_of(text):
         return text
     return f"{ROLE_LABELS[lang].get(turn.role, turn.role)}: {text}"
 

@@ -7,6 +7,7 @@ kept in `timings` for the profiler. Called by `model_inference`.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter, defaultdict
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from .llm import LLM, Ledger
 from .retrieve import Hit, RetrieveSettings, is_peer_chat, search
 from . import versions
 from .slots import FactLine, Slots, group_lines, topic_of
+from .timeref import annotate
 from .turns import TurnStore
 
 
@@ -115,7 +117,8 @@ class DialogueMemory:
         `strict` drops very short messages; `only` keeps just those turn ids (budget levels)."""
         turns = self.store.turns
         with self.stage("extract"):
-            candidates = fact_step.prefilter(turns[self._extracted:], self.extraction)
+            peer = self.peer
+            candidates = fact_step.prefilter(turns[self._extracted:], self.extraction, peer)
             self._extracted = len(turns)
             if strict:
                 candidates = [c for c in candidates if len(c.text) >= fact_step.STRICT_MIN_CHARS]
@@ -124,17 +127,26 @@ class DialogueMemory:
             if not candidates:
                 return []
             lang = answer_step.detect_lang(" ".join(c.text for c in candidates[:20]))
-            chats = fact_step.build_prompts(candidates, lang)
+            candidates = [self._dated(c, lang) for c in candidates]
+            chats = fact_step.build_prompts(candidates, lang, peer)
             generations = self.llm.generate(chats, max_tokens=self.settings.extract_max_tokens,
                                             schema=fact_step.FACTS_SCHEMA)
             self.ledger.add("extract", generations)
             new = [f for c, g in zip(candidates, generations)
-                   for f in fact_step.parse_facts(g.text, c, self.extraction)]
+                   for f in fact_step.parse_facts(g.text, c, self.extraction, peer)]
             fresh = self.add_facts(new)
             if fresh and self.settings.versions and not strict:
                 self.ledger.add("versions", versions.decide(
                     self.llm, self.slots, fresh, lang, versions.MAX_TOKENS, self.extraction))
         return new
+
+    def _dated(self, candidate, lang: str):
+        """The candidate with relative time resolved against its session's date, where it has
+        one: the facts then carry dates ("went to a support group yesterday [7 May 2023]")."""
+        date = self.store.date_of(candidate.turn)
+        if not date:
+            return candidate
+        return dataclasses.replace(candidate, text=annotate(candidate.text, date, lang))
 
     def add_facts(self, new: list) -> list:
         """Facts into the slots (linking by the rule) and into the index as keys pointing to

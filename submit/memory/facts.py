@@ -6,7 +6,10 @@ light: Russian drops pronouns ("Купили Шкоду", "Вернулся с �
 test skipped 7 of 48 evidence turns on the dev data;
 `build_prompts` makes one chat per remaining pair, with the preceding context needed to
 resolve references; `parse_facts` reads whatever the model returned, counting what it
-had to drop. Called by `dialogue`.
+had to drop. In a chat between two people (`peer`: LoCoMo) both speakers' turns are
+candidates, the prompt asks about the person who wrote the message, and each fact's key
+ends with that person's name, so one person's job never versions another's. Called by
+`dialogue`.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from typing import Optional, Sequence
 
 from .. import prompts
 from .lexical import normalize_word
-from .turns import NO_REPLY, USER, Turn
+from .turns import ASSISTANT, NO_REPLY, USER, Turn, speaker_of
 
 MAX_FACTS_PER_PAIR = 10
 STRICT_MIN_CHARS = 25  # the budget's stricter pre-filter: shorter messages are rarely facts
@@ -75,17 +78,22 @@ def user_text(text: str, pasted_chars: int = 1500, head_chars: int = 400) -> str
     return text[:pasted_chars]
 
 
-def prefilter(turns: Sequence[Turn], stats: Optional[Counter] = None) -> list[Candidate]:
-    """Candidates among user turns; `stats` counts seen/skipped pairs."""
+def prefilter(turns: Sequence[Turn], stats: Optional[Counter] = None, peer: bool = False) -> list[Candidate]:
+    """Candidates among user turns (both sides' turns in a peer chat); `stats` counts seen/skipped."""
     stats = stats if stats is not None else Counter()
+    roles = (USER, ASSISTANT) if peer else (USER,)
     out, previous = [], {}
     for i, turn in enumerate(turns):
-        if turn.role != USER:
+        if turn.role not in roles:
             continue
         stats["user_turns"] += 1
         text = user_text(turn.text.strip())
-        context = previous.get(turn.session_id, "")
-        previous[turn.session_id] = _context_line(turns, i, text)
+        if peer:  # what this message answers: the turn before it in the session
+            before = turns[i - 1] if i and turns[i - 1].session_id == turn.session_id else None
+            context = before.text[:300] if before is not None else ""
+        else:
+            context = previous.get(turn.session_id, "")
+            previous[turn.session_id] = _context_line(turns, i, text)
         if not text or text == NO_REPLY or not may_hold_facts(text):
             stats["skipped"] += 1
             continue
@@ -100,19 +108,22 @@ def _context_line(turns: Sequence[Turn], i: int, text: str) -> str:
     return f"{text[:300]}\n→ {reply[:200]}" if reply else text[:300]
 
 
-def build_prompts(candidates: Sequence[Candidate], lang: str) -> list[list]:
-    return [prompts.render("extract", lang, message=c.text, before=c.before) for c in candidates]
+def build_prompts(candidates: Sequence[Candidate], lang: str, peer: bool = False) -> list[list]:
+    task = "extract_peer" if peer else "extract"
+    return [prompts.render(task, lang, message=c.text, before=c.before) for c in candidates]
 
 
-def parse_facts(raw: str, candidate: Candidate, stats: Counter) -> list[Fact]:
-    """Facts from one reply; malformed items are dropped and counted, never raised."""
+def parse_facts(raw: str, candidate: Candidate, stats: Counter, peer: bool = False) -> list[Fact]:
+    """Facts from one reply; malformed items are dropped and counted, never raised. In a peer
+    chat each key gets the speaker's name: `job` -> `job.Caroline`."""
     items = _json_items(raw)
     if items is None:
         stats["unparsable"] += 1
         return []
     facts = []
+    speaker = speaker_of(candidate.turn.text) if peer else None
     for item in items[:MAX_FACTS_PER_PAIR]:
-        fact = _fact(item, candidate.turn)
+        fact = _fact(item, candidate.turn, speaker)
         if fact is None:
             stats["bad_items"] += 1
         else:
@@ -140,12 +151,14 @@ def _between(text: str, open_: str, close: str) -> str:
     return text[start:end + 1] if 0 <= start < end else ""
 
 
-def _fact(item, turn: Turn) -> Optional[Fact]:
+def _fact(item, turn: Turn, speaker: Optional[str] = None) -> Optional[Fact]:
     if not isinstance(item, dict):
         return None
     fields = {k: " ".join(str(item.get(k) or "").split())[:LIMITS[k]] for k in LIMITS}
     if not fields["slot"] or not fields["value"]:
         return None
+    if speaker and speaker.lower() not in fields["slot"].lower():
+        fields["slot"] = f"{fields['slot']}.{speaker}"
     statement = fields["statement"] or f"{fields['slot']}: {fields['value']}"
     return Fact(fields["slot"], fields["value"], statement, turn.idx, turn.session_order, turn.pair_index)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .index import KeyIndex
 from .lexical import tokenize
-from .turns import USER, TurnStore
+from .turns import USER, TurnStore, speaker_of
 
 
 @dataclass(frozen=True)
@@ -179,18 +179,14 @@ def _neighbor_boost(scores: dict, store: TurnStore, weight: float) -> dict:
     return out
 
 
-SPEAKER = re.compile(r"([A-ZА-ЯЁ][\w.'-]{1,30}): ")
-
-
 def _speaker_boost(scores: dict, store: TurnStore, question: str, weight: float) -> dict:
     """A bonus for turns that open with "Name: " when the question names that person."""
     named: dict = {}
     out = dict(scores)
     for t in scores:
-        found = SPEAKER.match(store.turns[t].text)
-        if not found:
+        name = speaker_of(store.turns[t].text)
+        if not name:
             continue
-        name = found.group(1)
         if name not in named:
             named[name] = re.search(rf"\b{re.escape(name)}\b", question) is not None
         if named[name]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 USER, ASSISTANT = "user", "assistant"
+NAMED = re.compile(r"([A-ZА-ЯЁ][\w.'-]{1,30}): ")  # a turn that opens with its speaker's name
 NO_REPLY = "<нет ответа>"  # the harness's placeholder after a trailing user message
 
 
@@ -106,3 +107,9 @@ class TurnStore:
 
     def date_of(self, turn: Turn) -> Optional[str]:
         return self.session_dates.get(turn.session_id)
+
+
+def speaker_of(text: str) -> Optional[str]:
+    """`speaker_of("Caroline: I went…")` == "Caroline": the name a peer-chat turn opens with."""
+    found = NAMED.match(text)
+    return found.group(1) if found else None
