@@ -222,3 +222,11 @@ def test_a_peer_chat_extracts_both_speakers_with_dates_and_answers_about_them_by
     assert "about Caroline and Melanie" in answer[0]["content"]
     assert "\nCaroline: I went to a support group yesterday [7 May 2023]." in answer[-1]["content"]
     assert "User:" not in answer[-1]["content"] and "Assistant:" not in answer[-1]["content"]
+
+
+def test_a_terse_assistant_is_not_a_peer_chat_two_named_people_are():
+    model, _ = make_model()
+    dialogue(model, [("Я живу в Казани", "Ок"), ("Мой кот — Барсик", "Ясно")])
+    peers, _ = make_model()
+    peer_chat(peers)
+    assert (model._memory("d").peer, peers._memory("d").peer) == (False, True)

@@ -41,6 +41,17 @@ def speakers(store: TurnStore, most: int = 2) -> list:
     return [name for name, _ in counts.most_common(most)]
 
 
+def named_sides(store: TurnStore, share: float = 0.8) -> bool:
+    """True when most turns of both sides open with a speaker's name, and there are two names."""
+    sides: dict = {}
+    for turn in store.turns:
+        if turn.text.strip() and turn.role in ("user", "assistant"):
+            sides.setdefault(turn.role, []).append(speaker_of(turn.text))
+    if len(sides) < 2 or len(speakers(store)) < 2:
+        return False
+    return all(sum(1 for name in names if name) >= share * len(names) for names in sides.values())
+
+
 def clip(text: str, limit: int) -> str:
     """Long pasted texts keep their head and tail; the middle rarely says who the user is."""
     if len(text) <= limit:

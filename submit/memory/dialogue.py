@@ -17,7 +17,7 @@ from typing import Optional
 from . import answer as answer_step
 from . import budget
 from . import facts as fact_step
-from .context import Context, pack, speakers
+from .context import Context, named_sides, pack, speakers
 from .embed import Embedder
 from .index import IndexSettings, KeyIndex
 from .llm import LLM, Ledger
@@ -189,8 +189,10 @@ class DialogueMemory:
 
     @property
     def peer(self) -> bool:
-        """A chat between two people (both sides write short turns), not with an assistant."""
-        return is_peer_chat(self.store, self.settings.retrieve.peer_max_median_chars)
+        """A chat between two named people (LoCoMo: "Caroline: …" on both sides, short turns), not
+        with an assistant: extraction reads both sides, lines and the answer prompt use the names.
+        Short replies alone are not enough: a terse assistant is still an assistant."""
+        return is_peer_chat(self.store, self.settings.retrieve.peer_max_median_chars) and named_sides(self.store)
 
     def fact_lines(self, question: str) -> list[FactLine]:
         """The current facts nearest the question (a replaced fact brings its replacement),
