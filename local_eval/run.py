@@ -184,12 +184,18 @@ def build_judge(args):
 
 def score(record, result, fallbacks: dict, judge_llm, benchmark: str) -> dict:
     """One result row: answer, lexical scores, judge verdict, evidence in context, stats."""
+    from submit.memory.llm import StopRun
     lexical = metrics.lexical_score(result.answer, record.golds, record.abstention)
-    verdict = None
+    verdict, judge_error = None, None
     if judge_llm is not None:
         item = judges.Item(record.question, record.gold, result.answer, record.question_type, record.abstention,
                            golds=record.golds)
-        verdict = judges.judge(judge_llm, benchmark, [item])[0]
+        try:
+            verdict = judges.judge(judge_llm, benchmark, [item])[0]
+        except StopRun:
+            raise
+        except Exception as error:  # a judge server that went down: this row is not finished
+            judge_error = f"{type(error).__name__}: {str(error)[:200]}"
     _, origins = harness.flatten(record)
     units = harness.evidence_positions(record, origins)
     held = result.trace.context.turn_ids if result.trace is not None else ()
@@ -200,7 +206,7 @@ def score(record, result, fallbacks: dict, judge_llm, benchmark: str) -> dict:
             "lexical_correct": lexical["correct"], "judge": verdict,
             **(metrics.refined_row(result.answer, record.golds, record.abstention) if benchmark == "locomo" else {}),
             "correct": float(bool(verdict)) if judge_llm is not None else lexical["correct"],
-            "evidence_in_context": evidence, "fallbacks": fallbacks,
+            "evidence_in_context": evidence, "fallbacks": fallbacks, "judge_error": judge_error,
             "stats": result.stats or {}}
 
 
@@ -235,11 +241,12 @@ def evaluate(records, args, out: Path, base: manifest.Manifest) -> Optional[list
         row = run_one(record, model, judge_llm, args, benchmark)
         results.append(out, row)
         if streak is not None:
-            streak = streak + 1 if set(row["incomplete"]) & set(FAILED) else None
+            streak = streak + 1 if set(row["incomplete"]) & {*FAILED, "judge_failed"} else None
         if streak == FAILING_START:
+            which = f"--judge {args.judge}" if "judge_failed" in row["incomplete"] else f"--llm {args.llm}"
             raise BackendFailing(
                 f"the LLM failed on the first {streak} records ({', '.join(row['incomplete'])}); check "
-                f"--llm {args.llm}. They are stored incomplete and run again next time")
+                f"{which}. They are stored incomplete and run again next time")
     return [model.llm, judge_llm]
 
 
@@ -258,6 +265,8 @@ def run_one(record, model, judge_llm, args, benchmark: str) -> dict:
     row = score(record, result, delta, None if why else judge_llm, benchmark)  # a failed answer is not judged
     if llm_store.placeholders(judge_llm) > judged:
         why.append("pending_judge_reply")
+    if row["judge_error"]:
+        why.append("judge_failed")
     return {**row, "complete": not why, "incomplete": why}
 
 

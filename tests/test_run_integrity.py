@@ -245,6 +245,7 @@ def data_files(tmp_path) -> dict:
 
 
 CASES = {
+    "hash dimension": (["--embedder", "hash:x"], "the argument is its dimension"),
     "missing data": (["--dataset", "gigamemory", "--data", "{tmp}/nope.jsonl"], "--data {tmp}/nope.jsonl: no such file"),
     "malformed line": (["--dataset", "gigamemory", "--data", "{bad_line}"], "{bad_line} line 3: not valid JSON"),
     "other schema": (["--dataset", "longmemeval", "--data", "{locomo}"],
@@ -341,3 +342,11 @@ def test_a_judge_can_collect_too_and_judges_only_complete_answers(tmp_path):
     assert second.returncode == 0, second.stdout + second.stderr
     assert [(r["judge"], r["correct"], r["complete"]) for r in rows(tmp_path / "run")] == [
         (True, 1.0, True), (False, 0.0, True)]
+
+
+def test_a_judge_that_fails_leaves_the_row_incomplete_not_a_traceback(tmp_path):
+    proc = demo(tmp_path, "--judge", f"openai:http://127.0.0.1:{free_port()}/v1#judge", "--limit", "3")
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr.splitlines()[-1]
+    assert proc.stderr.strip().splitlines()[-1].startswith("run.py: stopped: the LLM failed on the first 3 records "
+                                                          "(judge_failed); check --judge openai:")
+    assert [(r["complete"], r["incomplete"]) for r in rows(tmp_path)] == [(False, ["judge_failed"])] * 3

