@@ -56,3 +56,13 @@ REFINED_ROWS = [
 def write_refined(path: Path, rows=REFINED_ROWS) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+def send_json(handler, payload: dict) -> None:
+    """A fake OpenAI-compatible server's reply (http.server handlers in test_llm, test_run_integrity)."""
+    import json
+    data = json.dumps(payload).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)

@@ -8,6 +8,7 @@ import pytest
 from submit.memory.llm import BackendUnavailable, Ledger, ScriptedLLM, StopRun, make_llm
 from submit.memory.llm_backends import shorten_chat, strip_junk
 from submit.memory.llm_store import prompt_key, settings_of
+from conftest import send_json
 
 CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
 
@@ -48,13 +49,8 @@ class FakeServer(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         FakeServer.seen.append(body)
-        reply = {"choices": [{"message": {"content": "<|message_sep|>Luna"}}],
-                 "usage": {"prompt_tokens": 12, "completion_tokens": 2}}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, {"choices": [{"message": {"content": "<|message_sep|>Luna"}}],
+                         "usage": {"prompt_tokens": 12, "completion_tokens": 2}})
 
     def log_message(self, *args):
         pass

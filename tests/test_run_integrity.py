@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from conftest import ROOT, make_model
+from conftest import ROOT, make_model, send_json
 
 FAST = ("--embedder", "hash", "--cache-dir", "")
 DEMO = ROOT / "local_eval" / "data" / "demo"
@@ -132,11 +132,7 @@ class Server(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         text = '{"facts": []}' if "response_format" in body else "Вас зовут Ольга."
-        data = json.dumps({"choices": [{"message": {"content": text}}], "usage": {}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, {"choices": [{"message": {"content": text}}], "usage": {}})
 
     def log_message(self, *args):
         pass
