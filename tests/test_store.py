@@ -131,3 +131,26 @@ def test_answer_pending_tool_runs_any_backend_spec(tmp_path):
     bad = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path / "nope"), "--llm", "scripted"],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+
+
+def test_stand_in_export_and_import_round_trip(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from conftest import ROOT
+    from submit.memory.llm import make_llm
+    from submit.memory.llm_store import Store
+    chats = [[{"role": "user", "content": f"Q{i}"}] for i in range(3)]
+    make_llm(f"collect:{tmp_path}").generate(chats, max_tokens=5)
+    tool = [sys.executable, str(ROOT / "tools/stand_in.py")]
+    out = subprocess.run([*tool, "export", str(tmp_path), "--out", str(tmp_path / "p.jsonl"), "--parts", "2"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    exported = [json.loads(x) for part in (1, 2) for x in (tmp_path / f"p.{part}.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["messages"]) for r in exported] == [("p0001", chats[0]), ("p0002", chats[1]), ("p0003", chats[2])]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("".join(json.dumps({"id": r["id"], "reply": "A" + r["id"]}) + "\n" for r in exported))
+    assert subprocess.run([*tool, "import", str(tmp_path), str(answers)], capture_output=True).returncode == 0
+    replay = make_llm(f"replay:{tmp_path}")
+    assert [g.text for g in replay.generate(chats, max_tokens=5)] == ["Ap0001", "Ap0002", "Ap0003"]
+    assert Store(str(tmp_path)).outstanding() == []
