@@ -16,7 +16,7 @@ MONDAY = date(2023, 5, 8)  # LoCoMo's first session: "1:56 pm on 8 May, 2023"
 
 ENGLISH = [
     ("I went to a support group yesterday.", "I went to a support group yesterday [7 May 2023]."),
-    ("It was last week", "It was last week [≈ 1–7 May 2023]"),
+    ("It was last week", "It was last week [the week before 8 May 2023]"),
     ("last month", "last month [April 2023]"),
     ("last year", "last year [2022]"),
     ("two days ago", "two days ago [6 May 2023]"),
@@ -66,7 +66,7 @@ ENGLISH = [
 RUSSIAN = [
     ("Вчера ходила в группу поддержки.", "Вчера [7 мая 2023] ходила в группу поддержки."),
     ("позавчера", "позавчера [6 мая 2023]"),
-    ("на прошлой неделе", "на прошлой неделе [≈ 1–7 мая 2023]"),
+    ("на прошлой неделе", "на прошлой неделе [за неделю до 8 мая 2023]"),
     ("в прошлом месяце", "в прошлом месяце [апрель 2023]"),
     ("в прошлом году", "в прошлом году [2022]"),
     ("два дня назад", "два дня назад [6 мая 2023]"),
@@ -155,10 +155,10 @@ def test_number_words_one_to_ten_in_both_languages():
     (date(2024, 2, 29), "a year ago", "≈ February 2023"),
     (date(2023, 12, 31), "next year", "2024"),
     (date(2023, 12, 15), "next month", "January 2024"),
-    (date(2023, 5, 14), "last week", "≈ 1–7 May 2023"),  # a Sunday still belongs to the week of 8 May
-    (date(2023, 1, 1), "last week", "≈ 19–25 December 2022"),
-    (date(2023, 6, 6), "last week", "≈ 29 May–4 June 2023"),
-    (date(2023, 1, 4), "last week", "≈ 26 December 2022–1 January 2023"),
+    (date(2023, 5, 14), "last week", "the week before 14 May 2023"),
+    (date(2023, 1, 1), "last week", "the week before 1 January 2023"),
+    (date(2023, 6, 6), "last week", "the week before 6 June 2023"),
+    (date(2023, 1, 4), "last week", "the week before 4 January 2023"),
     (date(2023, 5, 14), "this weekend", "13–14 May 2023"),
     (date(2023, 5, 12), "last Friday", "5 May 2023"),  # said on a Friday: a week back
     (date(2023, 5, 13), "last Friday", "12 May 2023"),  # said on a Saturday: yesterday
@@ -193,7 +193,7 @@ def test_text_without_a_phrase_and_an_unparseable_date_come_back_as_the_same_obj
 
 def test_annotate_takes_date_strings_and_datetimes_and_is_idempotent():
     once = annotate("I went there yesterday and last week.", "1:56 pm on 8 May, 2023", "en")
-    assert once == "I went there yesterday [7 May 2023] and last week [≈ 1–7 May 2023]."
+    assert once == "I went there yesterday [7 May 2023] and last week [the week before 8 May 2023]."
     assert annotate(once, MONDAY, "en") == once
     assert annotate("yesterday", datetime(2023, 5, 8, 13, 56), "en") == "yesterday [7 May 2023]"
 
@@ -236,10 +236,12 @@ def test_find_relative_reports_spans_and_which_are_left_unresolved():
 
 
 def test_resolve_and_render_are_separate_steps():
-    when = resolve(Ref("week", -1, -1, True), MONDAY)
-    assert when == When("day", date(2023, 5, 1), date(2023, 5, 7), True)
-    assert render(when, "en") == "≈ 1–7 May 2023"
-    assert render(when, "ru") == "≈ 1–7 мая 2023"
+    when = resolve(Ref("week", -2, -2, True), MONDAY)
+    assert when == When("day", date(2023, 4, 24), date(2023, 4, 30), True)
+    assert render(when, "en") == "≈ 24–30 April 2023"
+    assert render(when, "ru") == "≈ 24–30 апреля 2023"
+    last_week = resolve(Ref("week", -1, -1, True), MONDAY)
+    assert (render(last_week, "en"), render(last_week, "ru")) == ("the week before 8 May 2023", "за неделю до 8 мая 2023")
     assert resolve(Ref("year", -7000, -7000, True), MONDAY) is None  # "7000 years ago": no calendar date
     assert render(resolve(Ref("month", -3, -1, True, since=True), MONDAY), "ru") == "с ≈ февраля–апреля 2023"
 
