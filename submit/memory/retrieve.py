@@ -50,6 +50,19 @@ class RetrieveSettings:
     peer_neighbor_weight: float = 0.5
     # A turn that opens with a speaker's name ("Caroline: ...") the question names.
     speaker_weight: float = 0.04
+    # Peer chats: share of the dense query taken by the question with the speakers' names
+    # replaced by "someone" (`nameless_question`); the speaker bonus says whose turns matter.
+    peer_nameless_weight: float = 0.0
+    # Probes measured with bench/locomo_cv.py (README); all off, removed if they do not hold out.
+    probe_nameless_lexical: int = 0  # names also left out of the BM25 query
+    probe_feedback_keys: int = 0  # dense feedback in peer chats too
+    probe_feedback_terms: int = 0  # lexical feedback in peer chats too
+    probe_gather_after: int = 0  # after this many hits, each unrepresented session's best turn
+    probe_gather_neighbor: int = 1  # ... with its better neighbour
+    probe_short_weight: float = 0.0  # penalty for turns shorter than probe_short_chars
+    probe_short_chars: int = 120
+    probe_session_decay: float = 0.0  # the k-th hit of a session loses k x this
+    probe_neighbor_mode: str = "max"  # max, mean, prev or next neighbour
     # Pseudo-relevance feedback in user-assistant chats (`expand_query`): the dense query is
     # moved towards its 3 best user keys, half weight. It lifts LongMemEval's multi-session
     # questions and costs LoCoMo (hence not in peer chats); numbers in the README.
@@ -102,18 +115,26 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     if asks_about_assistant(question):
         settings = replace(settings, lexical_only_weight=settings.assistant_question_weight)
     peer = is_peer_chat(store, settings.peer_max_median_chars)
+    if peer and settings.peer_nameless_weight:
+        query_vector = _nameless_query(index, store, question, query_vector, settings.peer_nameless_weight)
     dense_scores, dense_keys = index.dense_search(query_vector)
-    if settings.feedback_keys and not peer and settings.method != "bm25":
+    if settings.feedback_keys and (not peer or settings.probe_feedback_keys) and settings.method != "bm25":
         dense_scores, dense_keys = index.dense_search(
             expand_query(index, query_vector, dense_scores, settings.feedback_keys, settings.feedback_weight))
     question_tokens = tokenize(question)
+    if peer and settings.probe_nameless_lexical:
+        names = {n.lower() for n in speakers(store)}
+        question_tokens = [t for t in question_tokens if t not in names] or question_tokens
     lexical_scores, lexical_keys = index.lexical_search_tokens(question_tokens)
     dense = best_per_turn(dense_scores, dense_keys)
     lexical = best_per_turn(lexical_scores, lexical_keys)
-    if settings.feedback_terms and not peer and settings.method == "hybrid":
+    if settings.feedback_terms and (not peer or settings.probe_feedback_terms) and settings.method == "hybrid":
         lexical = _with_feedback_terms(index, store, question_tokens, dense, lexical, settings)
     fused = fuse(dense, lexical, settings)
-    scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight) if peer else fused
+    if peer and settings.probe_short_weight:
+        fused = {t: s - settings.probe_short_weight * max(0.0, 1.0 - len(store.turns[t].text) / settings.probe_short_chars)
+                 for t, s in fused.items()}
+    scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight, settings.probe_neighbor_mode) if peer else fused
     session_weight = settings.peer_session_weight if peer else settings.session_weight
     if session_weight:
         scores = _session_boost(scores, fused, store, session_weight)
@@ -121,7 +142,42 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
         scores = _speaker_boost(scores, store, question, settings.speaker_weight)
     hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0)) for t, s in scores.items()]
     hits.sort(key=lambda h: (-h.score, h.turn_idx))
+    if peer and settings.probe_session_decay:
+        hits = _probe_decay(hits, store, settings.probe_session_decay)
+    if peer and settings.probe_gather_after:
+        hits = _probe_gather(hits, store, settings.probe_gather_after, settings.probe_gather_neighbor)
     return hits
+
+
+def _probe_decay(hits: list, store: TurnStore, step: float) -> list:
+    seen: dict = defaultdict(int)
+    out = []
+    for h in hits:
+        sid = store.turns[h.turn_idx].session_id
+        out.append(replace(h, score=h.score - step * seen[sid]))
+        seen[sid] += 1
+    out.sort(key=lambda h: (-h.score, h.turn_idx))
+    return out
+
+
+def _probe_gather(hits: list, store: TurnStore, after: int, neighbor: int) -> list:
+    head, by_turn = hits[:after], {h.turn_idx: h for h in hits}
+    have = {store.turns[h.turn_idx].session_id for h in head}
+    taken = {h.turn_idx for h in head}
+    extra = []
+    for h in hits[after:]:
+        sid = store.turns[h.turn_idx].session_id
+        if sid in have or h.turn_idx in taken:
+            continue
+        have.add(sid)
+        extra.append(h)
+        taken.add(h.turn_idx)
+        near = [by_turn[u] for u in (h.turn_idx - 1, h.turn_idx + 1)
+                if u in by_turn and u not in taken and store.turns[u].session_id == sid]
+        if neighbor and near:
+            extra.append(max(near, key=lambda x: x.score))
+            taken.add(extra[-1].turn_idx)
+    return head + extra + [h for h in hits[after:] if h.turn_idx not in taken]
 
 
 def expand_query(index: KeyIndex, query_vector: np.ndarray, scores: np.ndarray, k: int,
@@ -168,18 +224,49 @@ def _session_boost(scores: dict, base: dict, store: TurnStore, weight: float) ->
     return {t: s + weight * best[store.turns[t].session_id] for t, s in scores.items()}
 
 
-def _neighbor_boost(scores: dict, store: TurnStore, weight: float) -> dict:
+def _neighbor_boost(scores: dict, store: TurnStore, weight: float, mode: str = "max") -> dict:
     """Each turn plus `weight` x the better of its two neighbours in the same session."""
     floor = min(scores.values(), default=0.0)
+    sides = {"max": (-1, 1), "mean": (-1, 1), "prev": (-1,), "next": (1,)}[mode]
     out = {}
     for t, s in scores.items():
         sid = store.turns[t].session_id
-        near = [scores[u] for u in (t - 1, t + 1) if u in scores and store.turns[u].session_id == sid]
-        out[t] = s + weight * (max(near) if near else floor)
+        near = [scores[u] for u in (t + d for d in sides) if u in scores and store.turns[u].session_id == sid]
+        value = (sum(near) / len(near) if mode == "mean" else max(near)) if near else floor
+        out[t] = s + weight * value
     return out
 
 
 SPEAKER = re.compile(r"([A-ZА-ЯЁ][\w.'-]{1,30}): ")
+NAME_PLACEHOLDER = "someone"
+
+
+def speakers(store: TurnStore) -> set:
+    """The names that open turns ("Caroline: ..."): the people of a peer chat."""
+    return {found.group(1) for turn in store.turns if (found := SPEAKER.match(turn.text))}
+
+
+def nameless_question(question: str, names) -> str:
+    """The question with every speaker's name replaced by "someone".
+
+    `nameless_question("What books has Tim read?", {"Tim"})` == "What books has someone read?"."""
+    for name in sorted(names):
+        question = re.sub(rf"\b{re.escape(name)}\b", NAME_PLACEHOLDER, question)
+    return question
+
+
+def _nameless_query(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
+                    weight: float) -> np.ndarray:
+    """The dense query moved `weight` of the way to the nameless question's embedding.
+
+    In a peer chat every turn opens with its speaker's name, so a name in the question pulls
+    the dense query towards short greetings that name the person ("Hey Tim!") instead of
+    the topic; who said it is left to the speaker bonus."""
+    nameless = nameless_question(question, speakers(store))
+    if nameless == question:
+        return query_vector
+    moved = (1 - weight) * query_vector + weight * index.embedder.embed_queries([nameless])[0]
+    return (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
 
 
 def _speaker_boost(scores: dict, store: TurnStore, question: str, weight: float) -> dict:
