@@ -63,6 +63,9 @@ class RetrieveSettings:
     probe_short_chars: int = 120
     probe_session_decay: float = 0.0  # the k-th hit of a session loses k x this
     probe_neighbor_mode: str = "max"  # max, mean, prev or next neighbour
+    probe_center: float = 0.0  # the dense query minus this x the mean of the dialogue's keys
+    probe_center_keys: int = 0  # ... and the keys too (centred cosine)
+    probe_speaker_early: int = 0  # the speaker bonus before the neighbour and session shares
     # Pseudo-relevance feedback in user-assistant chats (`expand_query`): the dense query is
     # moved towards its 3 best user keys, half weight. It lifts LongMemEval's multi-session
     # questions and costs LoCoMo (hence not in peer chats); numbers in the README.
@@ -117,7 +120,17 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     peer = is_peer_chat(store, settings.peer_max_median_chars)
     if peer and settings.peer_nameless_weight:
         query_vector = _nameless_query(index, store, question, query_vector, settings.peer_nameless_weight)
+    if peer and settings.probe_center and index.dense_keys:
+        index.embed_pending()
+        mean = index.vectors(range(len(index.dense_keys))).mean(axis=0)
+        moved = query_vector - settings.probe_center * mean
+        query_vector = (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
     dense_scores, dense_keys = index.dense_search(query_vector)
+    if peer and settings.probe_center and settings.probe_center_keys and index.dense_keys:
+        vecs = index.vectors(range(len(dense_keys)))
+        vecs = vecs - settings.probe_center * vecs.mean(axis=0)
+        vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        dense_scores = (vecs @ query_vector).astype(np.float32)
     if settings.feedback_keys and (not peer or settings.probe_feedback_keys) and settings.method != "bm25":
         dense_scores, dense_keys = index.dense_search(
             expand_query(index, query_vector, dense_scores, settings.feedback_keys, settings.feedback_weight))
@@ -134,11 +147,13 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     if peer and settings.probe_short_weight:
         fused = {t: s - settings.probe_short_weight * max(0.0, 1.0 - len(store.turns[t].text) / settings.probe_short_chars)
                  for t, s in fused.items()}
+    if peer and settings.probe_speaker_early and settings.speaker_weight:
+        fused = _speaker_boost(fused, store, question, settings.speaker_weight)
     scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight, settings.probe_neighbor_mode) if peer else fused
     session_weight = settings.peer_session_weight if peer else settings.session_weight
     if session_weight:
         scores = _session_boost(scores, fused, store, session_weight)
-    if settings.speaker_weight:
+    if settings.speaker_weight and not (peer and settings.probe_speaker_early):
         scores = _speaker_boost(scores, store, question, settings.speaker_weight)
     hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0)) for t, s in scores.items()]
     hits.sort(key=lambda h: (-h.score, h.turn_idx))
