@@ -36,10 +36,14 @@ from retrieval_sweep import SHORT, build_all, parse_vary  # noqa: E402
 from submit.memory.dialogue import Settings  # noqa: E402
 from submit.memory.retrieve import RetrieveSettings  # noqa: E402
 
-# The fields that act in peer chats only, a few values each around the defaults.
+# The fields that act in peer chats, a few values each: the two shares around 0.5, the
+# speaker bonus from the old 0.04 up past its in-sample plateau, the nameless query off or
+# on, the centroid share off, small, half.
 GRID = {"peer_neighbor_weight": [0.25, 0.5, 0.75],
         "peer_session_weight": [0.25, 0.5, 0.75],
-        "speaker_weight": [0.04, 0.08, 0.12]}
+        "speaker_weight": [0.04, 0.08, 0.12, 0.16],
+        "peer_nameless_weight": [0.0, 1.0],
+        "peer_centroid_weight": [0.0, 0.3, 0.5]}
 SELECT = "evidence_recall@16000c"
 SHOWN = ("evidence_recall@8000c", "evidence_recall@16000c", "evidence_recall@32000c",
          "session_recall_all@5", "session_recall_all@10")
