@@ -7,7 +7,8 @@ from submit.memory.embed import CachedEmbedder, HashEmbedder
 from submit.memory.index import KeyIndex, chunks
 from submit.memory.lexical import tokenize
 from submit.memory.retrieve import (RetrieveSettings, _neighbor_boost, _session_boost, _speaker_boost,
-                                    expand_query, fuse, is_peer_chat, rank_sessions, search)
+                                    expand_query, fuse, is_peer_chat, nameless_question, peer_query,
+                                    rank_sessions, search, speakers)
 from submit.memory.turns import TurnStore
 from models import Message
 
@@ -127,6 +128,71 @@ def test_peer_chats_get_neighbour_and_speaker_boosts_in_search():
     gain = {h.turn_idx: h.score for h in on}
     base = {h.turn_idx: h.score for h in plain}
     assert gain[2] - base[2] > gain[5] - base[5]  # Caroline's turns gain more than Melanie's
+
+
+# Dense cosine alone decides the order: no BM25, no neighbour, session or speaker shares.
+DENSE_ONLY = dict(method="dense", peer_neighbor_weight=0.0, peer_session_weight=0.0, speaker_weight=0.0)
+
+
+def order(index, store, question, embedder, **settings):
+    vector = embedder.embed_queries([question])[0]
+    return [h.turn_idx for h in search(index, store, question, vector, RetrieveSettings(**settings))]
+
+
+def indexed(store, embedder):
+    index = KeyIndex(embedder)
+    index.add_turns(store.turns)
+    return index
+
+
+def test_nameless_question_replaces_whole_names_and_keeps_the_possessive():
+    store = store_of([("John: Hey Tim!", "Tim: Hi John!")])
+    assert set(speakers(store)) == {"John", "Tim"}
+    assert (nameless_question("What is Tim's job, and did John meet Timothy?", speakers(store))
+            == "What is someone's job, and did someone meet Timothy?")
+    assert nameless_question("What books were read?", {"Tim"}) == "What books were read?"
+
+
+def test_a_peer_chat_queries_without_the_speakers_names():
+    # "Tim" twice in a greeting outweighs the topic until the name leaves the query
+    store = store_of([("John: Hey Tim! Long time no see, Tim.", "Tim: Hi John! Good to hear from you.")],
+                     [("John: Any news?", "Tim: I read a fantasy book about dragons.")])
+    embedder = HashEmbedder()
+    index = indexed(store, embedder)
+    question = "What books has Tim read?"
+    named = order(index, store, question, embedder, peer_nameless_weight=0.0, peer_centroid_weight=0.0, **DENSE_ONLY)
+    nameless = order(index, store, question, embedder, peer_nameless_weight=1.0, peer_centroid_weight=0.0, **DENSE_ONLY)
+    assert named == [0, 3, 1, 2] and nameless == [3, 1, 2, 0]
+
+
+def test_a_peer_chat_query_moves_away_from_the_dialogues_mean_key():
+    # small talk full of "happy" resembles every turn; taking the mean away lets the puppy lead
+    store = store_of([("Ann: So happy, so happy for you!", "Bob: So happy too, happy days!")],
+                     [("Ann: Happy to hear it, so happy!", "Bob: I adopted a puppy last week.")])
+    embedder = HashEmbedder()
+    index = indexed(store, embedder)
+    question = "Is Bob happy about his puppy?"
+    plain = order(index, store, question, embedder, peer_nameless_weight=0.0, peer_centroid_weight=0.0, **DENSE_ONLY)
+    centred = order(index, store, question, embedder, peer_nameless_weight=0.0, peer_centroid_weight=0.3, **DENSE_ONLY)
+    assert plain == [1, 3, 2, 0] and centred == [3, 1, 2, 0]
+    vector = embedder.embed_queries([question])[0]
+    moved = vector - 0.3 * index.vectors(range(4)).mean(axis=0)
+    settings = RetrieveSettings(peer_nameless_weight=0.0, peer_centroid_weight=0.3)
+    assert np.allclose(peer_query(index, store, question, vector, settings), moved / np.linalg.norm(moved))
+
+
+def test_user_assistant_chats_keep_the_names_in_the_query():
+    # the same two user turns as a peer chat would rank the other way round; long replies
+    # (no dense key) make this an assistant chat, where the question stays as asked
+    reply = "A long, generic reply about many things, kept for the record. " * 8
+    store = store_of([("John: Hey Tim! Long time no see, Tim.", reply)], [("Tim: I read a fantasy book about dragons.", reply)])
+    embedder = HashEmbedder()
+    index = indexed(store, embedder)
+    question = "What books has Tim read?"
+    assert not is_peer_chat(store, 400)
+    same = dict(peer_centroid_weight=0.0, feedback_keys=0, **DENSE_ONLY)
+    assert order(index, store, question, embedder, peer_nameless_weight=1.0, **same) == [0, 2]
+    assert order(index, store, question, embedder, peer_nameless_weight=1.0, peer_max_median_chars=10**6, **same) == [2, 0]
 
 
 def test_feedback_moves_the_query_towards_its_best_user_keys_only():

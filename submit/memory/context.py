@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from .timeref import annotate
-from .turns import Turn, TurnStore, speaker_of
+from .turns import Turn, TurnStore, speaker_of, speakers
 
 ROLE_LABELS = {"ru": {"user": "Пользователь", "assistant": "Ассистент"},
                "en": {"user": "User", "assistant": "Assistant"}}
@@ -34,20 +34,13 @@ class Context:
         return len(self.text)
 
 
-def speakers(store: TurnStore, most: int = 2) -> list:
-    """The names that open the most turns ("Caroline: …"), most frequent first."""
-    from collections import Counter
-    counts = Counter(name for name in map(speaker_of, (t.text for t in store.turns)) if name)
-    return [name for name, _ in counts.most_common(most)]
-
-
 def named_sides(store: TurnStore, share: float = 0.8) -> bool:
     """True when most turns of both sides open with a speaker's name, and there are two names."""
     sides: dict = {}
     for turn in store.turns:
         if turn.text.strip() and turn.role in ("user", "assistant"):
             sides.setdefault(turn.role, []).append(speaker_of(turn.text))
-    if len(sides) < 2 or len(speakers(store)) < 2:
+    if len(sides) < 2 or len(speakers(store, 2)) < 2:
         return False
     return all(sum(1 for name in names if name) >= share * len(names) for names in sides.values())
 

@@ -17,7 +17,7 @@ from typing import Optional
 from . import answer as answer_step
 from . import budget
 from . import facts as fact_step
-from .context import Context, named_sides, pack, speakers
+from .context import Context, named_sides, pack
 from .embed import Embedder
 from .index import IndexSettings, KeyIndex
 from .llm import LLM, Ledger
@@ -25,7 +25,7 @@ from .retrieve import Hit, RetrieveSettings, is_peer_chat, search
 from . import versions
 from .slots import FactLine, Slots, group_lines, topic_of
 from .timeref import annotate
-from .turns import TurnStore
+from .turns import TurnStore, speakers
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class DialogueMemory:
                           timings=dict(self.timings))
         chat = answer_step.build_prompt(question, context, lang, facts=lines,
                                         question_date=self.store.question_date,
-                                        people=speakers(self.store) if self.peer else None)
+                                        people=speakers(self.store, 2) if self.peer else None)
         with self.stage("answer"):
             generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
         self.ledger.add("answer", [generation])
