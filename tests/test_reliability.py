@@ -7,8 +7,10 @@ raises or returns garbage, an embedder that fails), never from mocks of our code
 import subprocess
 import sys
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from submit.memory.answer import clean_answer
 from submit.memory.embed import HashEmbedder
 from models import Message
 
@@ -67,6 +69,18 @@ def test_questions_and_replies_lose_lone_surrogates_and_control_characters():
     llm.enqueue('{"facts": []}', "\x00\x07 ... «»")  # no letter or digit: no answer
     assert model.answer_to_question("e", "Как меня зовут?") == "У меня нет такой информации."
     assert model.fallbacks["empty_answer"] == 1
+
+
+@pytest.mark.parametrize("reply, answer", [
+    ('"Вы живёте в Томске."', "Вы живёте в Томске."),                      # wrapped: unwrapped
+    ("«Томск»", "Томск"),
+    ('Answer: "Little Women"', "Little Women"),
+    ('Nate watched "Little Women."', 'Nate watched "Little Women."'),      # a title's quote stays
+    ('"That" and "The Wheel of Time"', '"That" and "The Wheel of Time"'),  # two titles, not a wrap
+    ("Фильм «Мастер и Маргарита»", "Фильм «Мастер и Маргарита»"),
+])
+def test_answers_lose_only_quotes_that_wrap_them_whole(reply, answer):
+    assert clean_answer(reply) == answer
 
 
 def test_unprintable_questions_and_ids_never_raise():

@@ -41,15 +41,29 @@ def build_prompt(question: str, context: Context, lang: str, facts: Sequence[Fac
                           facts=groups, question_date=question_date)
 
 
+_QUOTE_PAIRS = {'"': '"', "«": "»", "“": "”"}
+
+
+def _unwrap(answer: str) -> str:
+    """The answer without quotes that wrap all of it (`"Yes."` → `Yes.`); a quote that
+    belongs to a title inside it stays (`She watched "Little Women."`)."""
+    close = _QUOTE_PAIRS.get(answer[:1])
+    if close and answer.endswith(close) and len(answer) > 1:
+        inner = answer[1:-1]
+        if answer[0] not in inner and close not in inner:
+            return inner.strip()
+    return answer
+
+
 def clean_answer(raw: str) -> Optional[str]:
-    """First non-empty line, special tokens, quotes, lone surrogates and control characters
+    """First non-empty line, special tokens, wrapping quotes, lone surrogates and control characters
     stripped, whitespace runs made one space, capped in length; None when no letter or digit is left (`"..."` is no answer)."""
     text = _JUNK.sub("", clean_text(raw))
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return None
     answer = " ".join(lines[0].split())  # tabs and runs of spaces: one space
-    answer = re.sub(r"^(ответ|answer)\s*:\s*", "", answer, flags=re.IGNORECASE).strip(" \"«»")
+    answer = _unwrap(re.sub(r"^(ответ|answer)\s*:\s*", "", answer, flags=re.IGNORECASE).strip())
     if not _ALNUM.search(answer):
         return None
     if len(answer) > MAX_ANSWER_CHARS:
