@@ -66,6 +66,11 @@ def token_ledger() -> dict:
             "extract_output_tokens_cap_per_dialogue": by("extract", "calls") * 256}
 
 
+def chain_lengths(slots) -> list:
+    """Per current fact, how many versions its chain holds (itself and every fact it replaced)."""
+    return [1 + len(slots.history(fact)) for fact in slots.facts if slots.is_current(fact)]
+
+
 def oracle_recall(embedder_spec: str, cache_dir: str) -> dict:
     from submit.memory.dialogue import DialogueMemory, Settings
     from submit.memory.llm import ScriptedLLM
@@ -79,7 +84,7 @@ def oracle_recall(embedder_spec: str, cache_dir: str) -> dict:
     for conv in {r.dialogue_id: r for r in records}.values():
         memory = DialogueMemory(ScriptedLLM(), embedder)
         memory.slots.add(oracle.observation_facts(conv))
-        chains.update(len(c) for c in memory.slots.chains.values())
+        chains.update(chain_lengths(memory.slots))
     out["slot_chain_lengths"] = dict(sorted(chains.items()))
     return out
 

@@ -51,3 +51,15 @@ def test_idle_fields_compare_values_with_the_other_fields_held():
     # fingerprints differ with a, not with b
     assert S.idle_fields({"a": [1, 2], "b": [1, 2]}, combos, ["d", "x", "x", "y", "y"]) == ["b"]
     assert S.idle_fields({"a": [1]}, [{}, {"a": 1}], ["d", "x"]) == []  # one value: nothing to compare
+
+
+def test_chain_lengths_count_each_current_fact_with_the_facts_it_replaced():
+    import extraction
+    from submit.memory.facts import Fact
+    from submit.memory.slots import Slots
+    slots = Slots()
+    slots.add([Fact("работа должность", "стажёр", "Я стажёр", 1, 1, 1),
+               Fact("работа должность", "разработчик", "Я разработчик", 5, 2, 5),
+               Fact("работа должность", "тимлид", "Я тимлид", 9, 3, 9),
+               Fact("город проживание", "Томск", "Я живу в Томске", 2, 1, 2)])
+    assert sorted(extraction.chain_lengths(slots)) == [1, 3]
