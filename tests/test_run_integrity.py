@@ -346,3 +346,13 @@ def test_a_judge_that_fails_leaves_the_row_incomplete_not_a_traceback(tmp_path):
     assert proc.stderr.strip().splitlines()[-1].startswith("run.py: stopped: the LLM failed on the first 3 records "
                                                           "(judge_failed); check --judge openai:")
     assert [(r["complete"], r["incomplete"]) for r in rows(tmp_path)] == [(False, ["judge_failed"])] * 3
+
+
+@pytest.mark.parametrize("argv, chars", [
+    (["--dataset", "locomo", "--data", "x.json"], 16000),   # LoCoMo's measured choice
+    (["--dataset", "demo"], 8000),                           # the contest default elsewhere
+    (["--dataset", "locomo", "--data", "x.json", "--context-chars", "4000"], 4000),
+])
+def test_the_answer_budget_defaults_per_benchmark_and_yields_to_the_flag(argv, chars):
+    from local_eval import run as run_py
+    assert run_py.parse_args(argv).context_chars == chars
