@@ -63,3 +63,35 @@ def test_chain_lengths_count_each_current_fact_with_the_facts_it_replaced():
                Fact("работа должность", "тимлид", "Я тимлид", 9, 3, 9),
                Fact("город проживание", "Томск", "Я живу в Томске", 2, 1, 2)])
     assert sorted(extraction.chain_lengths(slots)) == [1, 3]
+
+
+def _run_folder(folder, verdicts, answers=None):
+    folder.mkdir()
+    rows = [{"id": f"q{i}", "question_type": kind, "question": "Q", "gold": "G",
+             "answer": (answers or {}).get(i, "A"), "evidence_in_context": 1.0 if kind != "adversarial" else None,
+             "judge": ok, "complete": True} for i, (kind, ok) in enumerate(verdicts)]
+    rows.append({**rows[0], "complete": False, "judge": None})  # an incomplete row is left out
+    (folder / "results.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n{cut", encoding="utf-8")
+    return folder
+
+
+def test_locomo_answers_tables_all_answerable_and_judge_agreement(tmp_path):
+    import locomo_answers
+    a = _run_folder(tmp_path / "a", [("single-hop", True), ("single-hop", False), ("adversarial", True),
+                                     ("multi-hop", True)])
+    b = _run_folder(tmp_path / "b", [("single-hop", True), ("single-hop", True), ("adversarial", True),
+                                     ("multi-hop", True)])
+    out = tmp_path / "res" / "answers.md"
+    assert locomo_answers.main([str(a), str(b), "--agree", "a", "b", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "| a | 4 | 0.750 | 0.667 | 1.000 | 1.000 | 0.500 | 1.000 |" in text
+    assert "agree on 3 of 4 questions" in text
+    assert len((tmp_path / "res" / "answers" / "a.jsonl").read_text().splitlines()) == 4
+
+
+def test_locomo_answers_refuses_agreement_over_different_answers(tmp_path):
+    import locomo_answers
+    a = _run_folder(tmp_path / "a", [("single-hop", True)])
+    b = _run_folder(tmp_path / "b", [("single-hop", True)], answers={0: "other"})
+    with pytest.raises(SystemExit, match="answers differ"):
+        locomo_answers.main([str(a), str(b), "--agree", "a", "b"])
