@@ -18,30 +18,27 @@ import json
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from local_eval import results  # noqa: E402
+
 ADVERSARIAL = "adversarial"
 
 
 def load(folder: Path) -> list:
-    path = folder / "results.jsonl"
-    if not path.is_file():
-        raise SystemExit(f"{folder}: no results.jsonl (not a run folder)")
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and str(row.get("complete")) == "True":
-            rows.append(row)
+    """The run's complete rows (the latest row per record, damaged lines skipped)."""
+    if not (folder / results.RESULTS).is_file():
+        raise SystemExit(f"{folder}: no {results.RESULTS} (not a run folder)")
+    rows = [row for row in results.read(folder) if row["complete"]]
     if not rows:
         raise SystemExit(f"{folder}: no complete row")
-    if any(row.get("judge") in (None, "None") for row in rows):
+    if any(row.get("judge") is None for row in rows):
         raise SystemExit(f"{folder}: rows without a judge verdict (run it with --judge)")
     return rows
 
 
 def verdict(row: dict) -> bool:
-    return str(row["judge"]) == "True"
+    return row["judge"] is True
 
 
 def share(rows: list, test) -> str:
@@ -56,7 +53,7 @@ def table(runs: dict) -> list:
         answerable = [r for r in rows if r["question_type"] != ADVERSARIAL]
         cells = [label, str(len(rows)), share(rows, verdict), share(answerable, verdict)]
         cells += [share([r for r in rows if r["question_type"] == t], verdict) for t in types]
-        cells.append(share(answerable, lambda r: str(r.get("evidence_in_context")) == "1.0"))
+        cells.append(share(answerable, lambda r: r.get("evidence_in_context") == 1.0))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

@@ -68,9 +68,10 @@ def test_chain_lengths_count_each_current_fact_with_the_facts_it_replaced():
 def _run_folder(folder, verdicts, answers=None):
     folder.mkdir()
     rows = [{"id": f"q{i}", "question_type": kind, "question": "Q", "gold": "G",
-             "answer": (answers or {}).get(i, "A"), "evidence_in_context": 1.0 if kind != "adversarial" else None,
+             "answer": (answers or {}).get(i, "A"), "answer_time": 0.1, "correct": 1.0, "f1": 1.0, "em": 1.0,
+             "evidence_in_context": 1.0 if kind != "adversarial" else None,
              "judge": ok, "complete": True} for i, (kind, ok) in enumerate(verdicts)]
-    rows.append({**rows[0], "complete": False, "judge": None})  # an incomplete row is left out
+    rows.append({**rows[0], "id": "q99", "complete": False, "judge": None})  # an incomplete row is left out
     (folder / "results.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n{cut", encoding="utf-8")
     return folder
 
