@@ -62,12 +62,12 @@ def pack(store: TurnStore, ranked: Iterable[Turn], budget: int, lang: str = "ru"
         header = 0 if turn.session_id in seen_sessions else len(_header(store, turn, lang)) + 2
         if used + len(line) + 1 + header > budget:
             continue
-        chosen.append(turn)
+        chosen.append((turn, line))
         seen_sessions.add(turn.session_id)
         used += len(line) + 1 + header
-    chosen.sort(key=lambda t: t.idx)
-    return Context(text=_layout(store, chosen, lang, max_turn_chars, peer),
-                   turn_ids=tuple(t.idx for t in chosen), budget=budget)
+    chosen.sort(key=lambda pair: pair[0].idx)
+    return Context(text=_layout(store, chosen, lang),
+                   turn_ids=tuple(t.idx for t, _ in chosen), budget=budget)
 
 
 def _header(store: TurnStore, turn: Turn, lang: str) -> str:
@@ -87,11 +87,12 @@ def _line(store: TurnStore, turn: Turn, lang: str, max_turn_chars: int, peer: bo
     return f"{ROLE_LABELS[lang].get(turn.role, turn.role)}: {text}"
 
 
-def _layout(store: TurnStore, chosen: list, lang: str, max_turn_chars: int, peer: bool) -> str:
+def _layout(store: TurnStore, chosen: list, lang: str) -> str:
+    """(turn, its rendered line) in dialogue order -> the text, a header opening each session."""
     blocks, current = [], None
-    for turn in chosen:
+    for turn, line in chosen:
         if turn.session_id != current:
             blocks.append("\n" + _header(store, turn, lang) if blocks else _header(store, turn, lang))
             current = turn.session_id
-        blocks.append(_line(store, turn, lang, max_turn_chars, peer))
+        blocks.append(line)
     return "\n".join(blocks)
