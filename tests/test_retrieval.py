@@ -241,3 +241,17 @@ def test_feedback_terms_are_the_words_the_best_turns_share_that_the_question_lac
     assert index.feedback_terms([], exclude=[], n=3) == [] and index.feedback_terms([0], [], 0) == []
     scores, keys = index.lexical_search_tokens(["патель"])
     assert {keys[i].turn_idx for i in np.flatnonzero(scores > 0)} == {0, 2}
+
+
+def test_pack_fills_the_budget_greedily_and_counts_time_brackets():
+    from submit.memory.context import pack
+    store = store_of([("A long first message. " * 20, "ok"), ("I moved recently.", "nice")])
+    store.session_dates = {"1": "1:56 pm on 8 May, 2023"}
+    first, _, short, _ = store.turns
+    header = len("### Сессия 1 (1:56 pm on 8 May, 2023)") + 2
+    line = "Пользователь: I moved recently [before 8 May 2023]."
+    exact = pack(store, [first, short], header + len(line) + 1)
+    assert exact.turn_ids == (short.idx,)  # the long turn is skipped, the shorter one after it fits
+    assert line in exact.text
+    # Its text alone would fit, its time bracket does not: the line is measured as rendered.
+    assert pack(store, [first, short], header + len(line)).turn_ids == ()

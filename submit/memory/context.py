@@ -58,8 +58,10 @@ def pack(store: TurnStore, ranked: Iterable[Turn], budget: int, lang: str = "ru"
     """Greedy by rank: a turn goes in when its rendered line still fits the budget."""
     chosen, used, seen_sessions = [], 0, set()
     for turn in ranked:
-        line = _line(store, turn, lang, max_turn_chars, peer)
         header = 0 if turn.session_id in seen_sessions else len(_header(store, turn, lang)) + 2
+        if used + len(clip(turn.text, max_turn_chars)) + 1 + header > budget:
+            continue  # too long before its label and time brackets are added: not worth rendering
+        line = _line(store, turn, lang, max_turn_chars, peer)
         if used + len(line) + 1 + header > budget:
             continue
         chosen.append((turn, line))
