@@ -255,3 +255,14 @@ def test_pack_fills_the_budget_greedily_and_counts_time_brackets():
     assert line in exact.text
     # Its text alone would fit, its time bracket does not: the line is measured as rendered.
     assert pack(store, [first, short], header + len(line)).turn_ids == ()
+
+
+def test_pack_renders_a_turn_once_and_again_when_its_session_date_changes():
+    from submit.memory.context import pack
+    store = store_of([("I moved recently.", "nice")])
+    store.session_dates = {"1": "8 May, 2023"}
+    assert "recently [before 8 May 2023]" in pack(store, store.turns, 1000).text
+    assert "recently [before 8 May 2023]" in pack(store, store.turns, 2000).text
+    assert len(store.rendered) == 2  # one line per turn, shared by both budgets
+    store.session_dates = {"1": "9 June, 2023"}
+    assert "recently [before 9 June 2023]" in pack(store, store.turns, 1000).text

@@ -80,8 +80,16 @@ def _header(store: TurnStore, turn: Turn, lang: str) -> str:
 
 def _line(store: TurnStore, turn: Turn, lang: str, max_turn_chars: int, peer: bool) -> str:
     """`User: …` / `Caroline: …`, clipped, relative time resolved where the session is dated."""
-    text = clip(turn.text, max_turn_chars)
     date = store.date_of(turn)
+    key = (turn.idx, date, lang, max_turn_chars, peer)
+    line = store.rendered.get(key)
+    if line is None:
+        line = store.rendered[key] = _render(turn, date, lang, max_turn_chars, peer)
+    return line
+
+
+def _render(turn: Turn, date: Optional[str], lang: str, max_turn_chars: int, peer: bool) -> str:
+    text = clip(turn.text, max_turn_chars)
     if date:
         text = annotate(text, date, "ru" if _CYRILLIC.search(text) else "en")
     if peer and speaker_of(text):

@@ -67,6 +67,9 @@ class TurnStore:
         self._session_order: dict[str, int] = {}
         self.session_dates: dict[str, str] = {}
         self.question_date: Optional[str] = None
+        # Context lines already rendered (clip + time brackets), by everything they depend on:
+        # the many questions of one benchmark dialogue, and each budget, render a turn once.
+        self.rendered: dict[tuple, str] = {}
 
     def add_pair(self, messages) -> list[Turn]:
         """Any "pair" the harness sends: a list of messages, of any length, or anything else."""
