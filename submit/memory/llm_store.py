@@ -40,6 +40,12 @@ def prompt_key(chat: list, settings: dict) -> str:
     return hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()
 
 
+def keyed(chats, max_tokens: int, schema) -> tuple[dict, list]:
+    """The settings of one call and each chat's store key."""
+    settings = settings_of(max_tokens, schema)
+    return settings, [prompt_key(c, settings) for c in chats]
+
+
 def _is_reply(row: dict) -> bool:
     return isinstance(row.get("key"), str) and isinstance(row.get("reply"), str)
 
@@ -145,8 +151,7 @@ class CachingLLM(LLM):
         return self.inner.count_tokens(text)
 
     def _generate(self, chats, *, max_tokens, schema):
-        settings = settings_of(max_tokens, schema)
-        keys = [prompt_key(c, settings) for c in chats]
+        _, keys = keyed(chats, max_tokens, schema)
         missing = [i for i, k in enumerate(keys) if k not in self.store.replies]
         fresh = self.inner.generate([chats[i] for i in missing], max_tokens=max_tokens, schema=schema)
         for i, generation in zip(missing, fresh):
@@ -171,15 +176,19 @@ class ReplayLLM(CachingLLM):
         return max(1, len(text) // 4) if text else 0
 
     def _generate(self, chats, *, max_tokens, schema):
-        settings = settings_of(max_tokens, schema)
-        keys = [prompt_key(c, settings) for c in chats]
-        missing = [(k, c) for k, c in zip(keys, chats) if k not in self.store.replies]
+        keys, missing = self._misses(chats, max_tokens, schema)
         if missing:
-            self.store.queue([{"key": k, "messages": c, "settings": settings} for k, c in missing])
+            self.store.queue(missing)
             raise StopRun(f"replay: {len(missing)} prompt(s) have no stored reply; they are in "
                           f"{self.store.dir / PENDING}. Produce replies and add them to "
                           f"{self.store.dir / REPLIES} as {{\"key\", \"reply\"}} lines, then run again")
         return [self._stored(c, k) for c, k in zip(chats, keys)]
+
+    def _misses(self, chats, max_tokens: int, schema) -> tuple[list, list]:
+        """Each chat's store key, and a pending.jsonl row for every chat the store cannot answer."""
+        settings, keys = keyed(chats, max_tokens, schema)
+        return keys, [{"key": k, "messages": c, "settings": settings}
+                      for k, c in zip(keys, chats) if k not in self.store.replies]
 
 
 class CollectLLM(ReplayLLM):
@@ -205,11 +214,9 @@ class CollectLLM(ReplayLLM):
         self._missed = False
 
     def _generate(self, chats, *, max_tokens, schema):
-        settings = settings_of(max_tokens, schema)
-        keys = [prompt_key(c, settings) for c in chats]
-        missing = [(k, c) for k, c in zip(keys, chats) if k not in self.store.replies]
+        keys, missing = self._misses(chats, max_tokens, schema)
         if missing and not self._missed:
-            self.queued += self.store.queue([{"key": k, "messages": c, "settings": settings} for k, c in missing])
+            self.queued += self.store.queue(missing)
         self._missed = self._missed or bool(missing)
         self.placeholders += len(missing)
         placeholder = json.dumps(empty_instance(schema)) if schema else self.MARKER

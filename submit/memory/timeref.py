@@ -94,7 +94,7 @@ class When:
     end: date
     approx: bool = False
     since: bool = False
-    other: Optional["When"] = None  # "next Friday": the coming one, or this one after it
+    other: Optional["When"] = None  # "next Friday": the coming one, or the one after it
 
 
 @dataclass(frozen=True)
