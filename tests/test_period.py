@@ -101,3 +101,15 @@ def test_search_lifts_the_dated_session_in_peer_chats_only():
         assistant.session_dates[assistant.turns[-1].session_id] = when
     on = {h: i for i, h in enumerate(ranked(assistant))}
     assert on[0] < on[2]  # no bonus outside peer chats: the tie stays in turn order
+
+
+@pytest.mark.parametrize("question, today", [
+    ("What happened on 31 February 2023?", None),
+    ("What happened on 0001-01-01 and last week?", D(1, 1, 1)),
+    ("Where was I in December 9999 and on 9999-12-31?", D(9999, 12, 31)),
+    ("What did I do yesterday?", D(1, 1, 1)),
+    ("", D(2023, 5, 20)),
+])
+def test_odd_dates_give_a_valid_span_or_none(question, today):
+    span = named_period(question, today)
+    assert span is None or span[0] <= span[1]

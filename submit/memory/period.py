@@ -117,7 +117,10 @@ def _relative(text: str, today: Optional[date], lang: str) -> list:
         when = timeref.resolve(mention.ref, today) if mention.ref else None
         if when is None or when.unit in ("before", "up_to") or when.since:
             continue
-        out.append(_span(when))
+        try:
+            out.append(_span(when))
+        except OverflowError:  # "last week" said on 1 January of year 1
+            continue
     return out
 
 
