@@ -43,11 +43,13 @@ def test_long_assistant_replies_are_left_to_bm25():
 
 
 def test_turns_without_a_word_get_no_key():
-    store = store_of([("Я люблю кофе", "\u200b")], [("   ", "Понятно.")])
+    # the harness's "<нет ответа>" after a trailing user message is no reply: a key would let
+    # it rank (and "Assistant: <нет ответа>" take context room) whenever a question says "нет"
+    store = store_of([("Я люблю кофе", "\u200b")], [("   ", "Понятно.")], [("Нет, не люблю", "<нет ответа>")])
     index = KeyIndex(HashEmbedder())
     index.add_turns(store.turns)
-    assert [k.turn_idx for k in index.lexical_keys] == [0, 3]
-    assert [k.turn_idx for k in index.dense_keys] == [0, 3]
+    assert [k.turn_idx for k in index.lexical_keys] == [0, 3, 4]
+    assert [k.turn_idx for k in index.dense_keys] == [0, 3, 4]
 
 
 def test_fact_keys_point_to_their_source_turn():

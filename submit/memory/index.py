@@ -18,7 +18,7 @@ import numpy as np
 
 from .embed import Embedder
 from .lexical import tokenize
-from .turns import USER, Turn
+from .turns import NO_REPLY, USER, Turn
 
 HAS_WORD = re.compile(r"\w")
 EMPTY = "\u2205"  # the token of a key with no words (bm25s needs one)
@@ -72,8 +72,8 @@ class KeyIndex:
     def add_turns(self, turns: Sequence[Turn]) -> None:
         s = self.settings
         for turn in turns:
-            if not HAS_WORD.search(turn.text):
-                continue  # empty or a lone zero-width space: a key would only take context room
+            if not HAS_WORD.search(turn.text) or turn.text.strip() == NO_REPLY:
+                continue  # empty, a lone zero-width space or the harness's placeholder: nothing to find
             self.lexical_keys.append(Key(turn.text, turn.idx, "turn", turn.role))
             if turn.role == USER:
                 pieces = chunks(turn.text, s.chunk_chars, s.max_chunks)
