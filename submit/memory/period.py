@@ -23,20 +23,15 @@ from datetime import date, timedelta
 from typing import Optional
 
 from . import timeref
-from .timeref import MONTHS_EN, MONTHS_RU_GEN, MONTHS_RU_NOM
 
 MONTHS_RU_LOC = ("январе", "феврале", "марте", "апреле", "мае", "июне", "июле", "августе",
-                 "сентябре", "октябре", "ноябре", "декабре")
-_MONTH = {name.lower(): i + 1 for names in (MONTHS_EN, MONTHS_RU_GEN, MONTHS_RU_NOM, MONTHS_RU_LOC)
-          for i, name in enumerate(names)}
-_MONTH.update({name.lower()[:3]: i + 1 for i, name in enumerate(MONTHS_EN) if name != "May"})
-_MONTH["sept"] = 9
+                 "сентябре", "октябре", "ноябре", "декабре")  # "в сентябре 2022"
+_MONTH = {**timeref.MONTH_NUMBERS, **{name: i + 1 for i, name in enumerate(MONTHS_RU_LOC)}}
 _MONTH_WORD = "|".join(sorted(map(re.escape, _MONTH), key=len, reverse=True))
 _ORD = r"(?:st|nd|rd|th)?"
 # One day: "25 May, 2022", "25th of May", "May 25, 2022", "25 мая 2022 года"; the year optional.
 _DAY = re.compile(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<m>{_MONTH_WORD})\.?(?:,?\s+(?P<y>\d{{4}}))?(?!\w)"
                   rf"|\b(?P<m2>{_MONTH_WORD})\.?\s+(?P<d2>\d{{1,2}}){_ORD}(?:,?\s+(?P<y2>\d{{4}}))?(?!\w)", re.I)
-_ISO = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)|\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
 # A month of a year: "September 2022", "the first half of September 2022", "в сентябре 2022".
 _PART = r"(?P<part>(?:the\s+)?(?:first|second)\s+half\s+of|(?:the\s+)?(?:beginning|start|end)\s+of|early|mid-?|late|" \
         r"(?:в\s+)?(?:первой|второй)\s+половине|(?:в\s+)?(?:начале|конце|середине))?\s*"
@@ -50,9 +45,9 @@ def named_period(question: str, today: Optional[date] = None) -> Optional[tuple]
 
     named_period("What did Nate do on 25 May, 2022?") == (date(2022, 5, 25), date(2022, 5, 25))"""
     lang = "ru" if _CYRILLIC.search(question) else "en"
-    days = _days(question, today)
-    taken = [m.span() for m in _DAY.finditer(question)]
-    spans = days + _months(question, taken) + _relative(question, today, lang)
+    day_matches = list(_DAY.finditer(question))
+    spans = (_days(question, day_matches, today) + _months(question, [m.span() for m in day_matches])
+             + _relative(question, today, lang))
     if not spans:
         spans = [(date(y, 1, 1), date(y, 12, 31)) for y in map(int, _YEAR.findall(question))]
     if not spans:
@@ -60,20 +55,17 @@ def named_period(question: str, today: Optional[date] = None) -> Optional[tuple]
     return min(s for s, _ in spans), max(e for _, e in spans)
 
 
-def _days(text: str, today: Optional[date]) -> list:
+def _days(text: str, matches: list, today: Optional[date]) -> list:
+    """Single days: `_DAY`'s matches (a missing year from elsewhere in the text, else `today`)
+    and the numeric dates `timeref` reads ("2023/05/02", "02.05.2023")."""
     years = [int(y) for y in _YEAR.findall(text)]
-    out = []
-    for m in _DAY.finditer(text):
+    out = [(found, found) for found in timeref.dates_in(text)]
+    for m in matches:
         day, month, year = (m["d"], m["m"], m["y"]) if m["d"] else (m["d2"], m["m2"], m["y2"])
         if month == "may":
             continue  # the verb ("you may 2x it"); the month is written "May"
         year = int(year) if year else (years[-1] if years else None)
         found = _date(year, _MONTH[month.lower()], int(day)) if year else _latest(today, _MONTH[month.lower()], int(day))
-        if found:
-            out.append((found, found))
-    for m in _ISO.finditer(text):
-        y, mo, d = (m[1], m[2], m[3]) if m[1] else (m[6], m[5], m[4])
-        found = _date(int(y), int(mo), int(d))
         if found:
             out.append((found, found))
     return out

@@ -109,9 +109,9 @@ class Mention:
 
 # ---------------------------------------------------------------- session dates
 
-_MONTH_WORDS = {name.lower(): i + 1 for i, name in enumerate(MONTHS_EN)}
-_MONTH_WORDS.update({name.lower()[:3]: i + 1 for i, name in enumerate(MONTHS_EN)})
-_MONTH_WORDS.update({"sept": 9, **{n: i + 1 for i, n in enumerate(MONTHS_RU_GEN)},
+MONTH_NUMBERS = {name.lower(): i + 1 for i, name in enumerate(MONTHS_EN)}  # "may", "sept", "мая" -> 5, 9, 5
+MONTH_NUMBERS.update({name.lower()[:3]: i + 1 for i, name in enumerate(MONTHS_EN)})
+MONTH_NUMBERS.update({"sept": 9, **{n: i + 1 for i, n in enumerate(MONTHS_RU_GEN)},
                      **{n: i + 1 for i, n in enumerate(MONTHS_RU_NOM)}})
 _YMD = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")  # ISO; LongMemEval "2023/05/20 (Sat)"
 _DMY = re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")  # "08.05.2023"
@@ -130,18 +130,22 @@ def parse_session_date(text) -> Optional[date]:
         return text
     if not isinstance(text, str):
         return None
+    return next(dates_in(text), None)
+
+
+def dates_in(text: str):
+    """Every full calendar date in the text, as `parse_session_date` reads them (form by form)."""
     for pattern, order in ((_YMD, "ymd"), (_DMY, "dmy"), (_D_MONTH_Y, "dmy"), (_MONTH_D_Y, "mdy")):
         for match in pattern.finditer(text):
             found = _valid_date(match.groups(), order)
             if found:
-                return found
-    return None
+                yield found
 
 
 def _valid_date(parts, order: str) -> Optional[date]:
     fields = dict(zip(order, parts))
     month = fields["m"]
-    month = int(month) if month.isdigit() else _MONTH_WORDS.get(month.lower(), 0)
+    month = int(month) if month.isdigit() else MONTH_NUMBERS.get(month.lower(), 0)
     try:
         return date(int(fields["y"]), month, int(fields["d"]))
     except ValueError:
