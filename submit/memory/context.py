@@ -10,17 +10,15 @@ flip between the two people. Called by `dialogue` and local_eval's retrieval met
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from .timeref import annotate
+from .timeref import annotate, text_lang
 from .turns import Turn, TurnStore, speaker_of, speakers
 
 ROLE_LABELS = {"ru": {"user": "Пользователь", "assistant": "Ассистент"},
                "en": {"user": "User", "assistant": "Assistant"}}
 SESSION_LABEL = {"ru": "Сессия", "en": "Session"}
-_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -91,7 +89,7 @@ def _line(store: TurnStore, turn: Turn, lang: str, max_turn_chars: int, peer: bo
 def _render(turn: Turn, date: Optional[str], lang: str, max_turn_chars: int, peer: bool) -> str:
     text = clip(turn.text, max_turn_chars)
     if date:
-        text = annotate(text, date, "ru" if _CYRILLIC.search(text) else "en")
+        text = annotate(text, date, text_lang(text))
     if peer and speaker_of(text):
         return text
     return f"{ROLE_LABELS[lang].get(turn.role, turn.role)}: {text}"

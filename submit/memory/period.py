@@ -36,7 +36,6 @@ _DAY = re.compile(rf"\b(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<m>{_MONTH_WORD})\.
 _PART = r"(?P<part>(?:the\s+)?(?:first|second)\s+half\s+of|(?:the\s+)?(?:beginning|start|end)\s+of|early|mid-?|late|" \
         r"(?:в\s+)?(?:первой|второй)\s+половине|(?:в\s+)?(?:начале|конце|середине))?\s*"
 _MONTH_YEAR = re.compile(rf"{_PART}\b(?:in\s+|в\s+)?(?P<m>{_MONTH_WORD})\.?,?\s+(?P<y>\d{{4}})\b", re.I)
-_CYRILLIC = re.compile(r"[а-яё]", re.I)
 _YEAR = re.compile(r"(?<![\d/.-])\b(?:19|20)\d\d\b(?![\d/.-])")
 
 
@@ -44,7 +43,7 @@ def named_period(question: str, today: Optional[date] = None) -> Optional[tuple]
     """(first day, last day) of the period the question names, or None.
 
     named_period("What did Nate do on 25 May, 2022?") == (date(2022, 5, 25), date(2022, 5, 25))"""
-    lang = "ru" if _CYRILLIC.search(question) else "en"
+    lang = timeref.text_lang(question)
     day_matches = list(_DAY.finditer(question))
     spans = (_days(question, day_matches, today) + _months(question, [m.span() for m in day_matches])
              + _relative(question, today, lang))

@@ -665,6 +665,14 @@ RULES = {"en": EN_RULES, "ru": RU_RULES}
 
 # ---------------------------------------------------------------- the public steps
 
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+
+
+def text_lang(text: str) -> str:
+    """The rules to read a text's relative time by: "ru" if it has any Cyrillic letter, else "en"."""
+    return "ru" if _CYRILLIC.search(text) else "en"
+
+
 def find_relative(text: str, lang: str) -> list:
     """Mentions of relative time in text, left to right, never overlapping (the longest wins).
 
