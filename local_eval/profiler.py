@@ -2,12 +2,13 @@
 set's total time against the contest's 7-hour limit.
 
 Stages come from DialogueMemory.timings (seconds per stage, per dialogue): write,
-extract, index, embed, retrieve, pack, answer; "other" is answer_time minus their sum.
+extract, index, embed, retrieve, pack, answer, shorten (with --shorten on); "other" is
+answer_time minus their sum.
 Pure functions over result rows; called by run.py and report.py.
 """
 from __future__ import annotations
 
-STAGES = ("write", "extract", "index", "embed", "retrieve", "pack", "answer", "other")
+STAGES = ("write", "extract", "index", "embed", "retrieve", "pack", "answer", "shorten", "other")
 LIMIT_SECONDS = 7 * 3600
 
 

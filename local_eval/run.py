@@ -68,6 +68,8 @@ def positive(kind):
 # The answer budget per benchmark, chosen from measured answer accuracy and evidence recall
 # (README, "LoCoMo: answer accuracy"); elsewhere the contest path's own default.
 CONTEXT_CHARS = {"locomo": 16000}
+# The shorten step per benchmark (README, "LoCoMo: answer accuracy"); off elsewhere, as in the contest.
+SHORTEN: dict = {}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -105,6 +107,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--context-chars", type=positive(int), default=None,
                    help="character budget of the packed evidence [default: 16000 on locomo, chosen from "
                         "measured answer accuracy (README, 'LoCoMo'); 8000, the contest default, elsewhere]")
+    p.add_argument("--shorten", choices=("on", "off"), default=None,
+                   help="a second LLM call per answer cuts it to what the question asks, keeping only "
+                        "the draft's own words [default: off, as in the contest]")
     p.add_argument("--mode", choices=("answer", "retrieval"), default="answer",
                    help="answer: the full pipeline; retrieval: evidence recall only, no LLM")
     p.add_argument("--retrieval", choices=("hybrid", "dense", "bm25"), default="hybrid",
@@ -130,6 +135,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.time_budget = args.time_budget or args.expected_dialogues is not None
     if args.context_chars is None:
         args.context_chars = CONTEXT_CHARS.get(args.dataset, Config.context_chars)
+    args.shorten = SHORTEN.get(args.dataset, False) if args.shorten is None else args.shorten == "on"
     if args.refined and args.dataset != "locomo":
         p.error(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, not {args.dataset}")
     try:
@@ -177,7 +183,7 @@ def build_model(args):
                     embed_cache_dir=args.cache_dir or None,
                     answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues or 1000,
                     time_budget=args.time_budget,
-                    extract_max_tokens=args.extract_max_tokens, embedder_fallback=False)
+                    extract_max_tokens=args.extract_max_tokens, shorten=args.shorten, embedder_fallback=False)
     kind, _, arg = args.llm.partition(":")
     with startup_errors(args):
         return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)

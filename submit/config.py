@@ -62,6 +62,9 @@ class Config:
     # The 7-hour budget degrades extraction when the run falls behind. Local evaluation turns
     # it off unless asked (a slow CPU model would otherwise silently skip extraction).
     time_budget: bool = True
+    # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
+    # LoCoMo, whose strict judge fails supported extra detail; the contest path leaves it off).
+    shorten: bool = False
 
     def __post_init__(self):
         for name, (kind, low, high) in RANGES.items():

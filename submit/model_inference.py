@@ -64,7 +64,8 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.settings = Settings(context_chars=self.config.context_chars,
                                  max_turn_chars=self.config.max_turn_chars,
                                  answer_max_tokens=self.config.answer_max_tokens,
-                                 extract_max_tokens=self.config.extract_max_tokens)
+                                 extract_max_tokens=self.config.extract_max_tokens,
+                                 shorten=self.config.shorten)
         self.budget = TimeBudget(BudgetSettings(total_seconds=self.config.budget_hours * 3600,
                                                 expected_dialogues=self.config.expected_dialogues,
                                                 answer_ceiling_seconds=self.config.answer_ceiling_s),

@@ -34,7 +34,8 @@ def test_every_prompt_renders_with_every_variable_filled():
                                 "facts": [{"topic": "T", "lines": ["F"]}]},
                      "answer_peer": {"question": "Q", "context": "C", "question_date": "D", "people": ["A", "B"],
                                      "facts": [{"topic": "T", "lines": ["F"]}]},
-                     "versions": {"topic": "T", "records": ["1. R"]}}[task]
+                     "versions": {"topic": "T", "records": ["1. R"]},
+                     "shorten": {"question": "Q", "answer": "A"}}[task]
         chat = prompts.render(task, lang, **variables)
         text = "\n".join(m["content"] for m in chat)
         assert [m["role"] for m in chat] == ["system", "user"]

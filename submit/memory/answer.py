@@ -1,7 +1,9 @@
 """The answer step: question + packed context (+ facts) -> prompt -> one short sentence.
 
 Called by `dialogue`. `build_prompt` is pure; `clean_answer` turns raw model output into
-the one sentence we return, or None when there is nothing usable in it.
+the one sentence we return, or None when there is nothing usable in it. The optional shorten
+step (`shorten_prompt`, `shortened`) asks for the draft cut to what the question asks, and
+keeps the cut only when it is shorter and made of the draft's own words.
 """
 from __future__ import annotations
 
@@ -19,6 +21,11 @@ _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z]", re.IGNORECASE)
 _JUNK = re.compile(r"<\|[a-z_]+\|>|</?s>")
 _ALNUM = re.compile(r"[^\W_]")  # a letter or a digit, any script
+_WORD = re.compile(r"[^\W_]+")
+SHORT_DRAFT_WORDS = 4  # a draft this short is left as it is: no call
+# Words a cut answer may use though the draft does not: they join, they carry no fact.
+_GLUE = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with",
+         "и", "или", "в", "во", "на", "с", "со", "к", "по", "за", "из", "у", "о", "об"}
 
 
 def detect_lang(text: str) -> str:
@@ -70,3 +77,33 @@ def clean_answer(raw: str) -> Optional[str]:
         cut = answer[:MAX_ANSWER_CHARS]
         answer = cut[: cut.rfind(" ")] if " " in cut else cut
     return answer
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def shorten_prompt(question: str, draft: str, lang: str) -> Optional[list[dict]]:
+    """The chat that asks for `draft` cut to what `question` asks; None when there is nothing
+    to cut (a draft of a few words, or the no-information reply)."""
+    if draft == NO_INFO[lang] or len(_words(draft)) <= SHORT_DRAFT_WORDS:
+        return None
+    return prompts.render("shorten", lang, question=question, answer=draft)
+
+
+def _known(word: str, vocabulary: set) -> bool:
+    """In the vocabulary, or one of its words with another ending (get / getting, Ирландию / Ирландия)."""
+    if word in vocabulary or word in _GLUE:
+        return True
+    stem = word[: max(3, len(word) - 3)]
+    return len(word) >= 3 and any(v.startswith(stem) or (len(v) >= 3 and word.startswith(v)) for v in vocabulary)
+
+
+def shortened(draft: str, question: str, raw: str) -> str:
+    """The cut answer when it is one we can trust, else the draft: it must be shorter than the
+    draft and use only words of the draft (or the question), so the step can drop but not invent."""
+    cut = clean_answer(raw)
+    if not cut or len(cut) >= len(draft):
+        return draft
+    vocabulary = set(_words(draft)) | set(_words(question))
+    return cut if all(_known(w, vocabulary) for w in _words(cut)) else draft

@@ -36,6 +36,7 @@ class Settings:
     extract: bool = True  # per-pair fact extraction with the LLM
     extract_max_tokens: int = 256
     versions: bool = True  # the supersession pass: the LLM decides which fact replaced which
+    shorten: bool = False  # a second call cuts the answer to what the question asks (off in the contest)
     max_fact_lines: int = 20  # current facts shown to the answer step
     top_turns_when_late: int = 48  # budget level 2: extract only from these best-ranked user turns
     index: IndexSettings = IndexSettings()
@@ -102,9 +103,20 @@ class DialogueMemory:
             generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
         self.ledger.add("answer", [generation])
         text = answer_step.clean_answer(generation.text)
+        if text and self.settings.shorten:
+            text = self._shorten(question, text, lang)
         return Answer(text=text or answer_step.NO_INFO[lang], context=context, lang=lang,
                       facts=tuple(lines), fallback=None if text else "empty_answer",
                       timings=dict(self.timings))
+
+    def _shorten(self, question: str, draft: str, lang: str) -> str:
+        chat = answer_step.shorten_prompt(question, draft, lang)
+        if chat is None:
+            return draft
+        with self.stage("shorten"):
+            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
+        self.ledger.add("shorten", [generation])
+        return answer_step.shortened(draft, question, generation.text)
 
     def _top_user_turns(self, question: str) -> set:
         hits = self.rank(question)
