@@ -18,6 +18,8 @@ Each key set runs four ways: the versions pass answered by its recorded replies
 (`bench/fixtures/versions_fixture.jsonl`: a stand-in model answering exactly these prompts,
 seeing nothing else), the rule alone (no pass), and the pass answering badly — every
 reply empty, or every reply malformed — which must fall back to the rule, never below it.
+Every link of the recorded-replies runs, with both facts' fixture keys and statements, goes
+into `<out stem>_links.md` (`bench/results/versioning_links.md`): what the precision counts.
 """
 from __future__ import annotations
 
@@ -95,6 +97,13 @@ def key_of_fact(memory, truth: dict):
     return key
 
 
+def link_list(memory, truth: dict) -> list:
+    """Every link the slots made, with both facts' fixture keys: what the precision counts."""
+    key = key_of_fact(memory, truth)
+    return [{"right": key(link.old) == key(link.new), "old_key": key(link.old), "new_key": key(link.new),
+             "old": link.old.statement, "new": link.new.statement} for link in memory.slots.links()]
+
+
 def link_scores(memory, truth: dict) -> dict:
     """Links made, links right, fixture changes, changes linked — for one dialogue."""
     slots, key = memory.slots, key_of_fact(memory, truth)
@@ -122,11 +131,15 @@ def ratios(counts: dict) -> dict:
             "recall": round(counts["linked"] / counts["changes"], 3) if counts["changes"] else None, **counts}
 
 
-def measure(records, embedder, slot_map, truth, make_llm) -> dict:
+def measure(records, embedder, slot_map, truth, make_llm, listed: list = None) -> dict:
+    """Per dialogue and overall link figures; each link appended to `listed` when given."""
     out, total = {}, defaultdict(int)
     for record in records:
         llm = make_llm(slot_map) if make_llm else FixtureLLM(str(FIXTURE), slot_map=slot_map)
-        counts = link_scores(build(record, llm, embedder, use_pass=make_llm is not None), truth)
+        memory = build(record, llm, embedder, use_pass=make_llm is not None)
+        counts = link_scores(memory, truth)
+        if listed is not None:
+            listed += [{"dialogue": record.dialogue_id, **link} for link in link_list(memory, truth)]
         out[f"dialogue {record.dialogue_id}"] = ratios(counts)
         for k, v in counts.items():
             total[k] += v
@@ -144,6 +157,20 @@ def table(results: dict) -> str:
         for name, r in rows.items():
             lines.append(f"| {keyset} | {mode} | {name} | " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
     return "\n".join(lines)
+
+
+def links_text(listed: dict) -> str:
+    """The recorded-replies links of each key set, one line each, wrong ones first."""
+    parts = []
+    for keyset, links in listed.items():
+        wrong = sum(not link["right"] for link in links)
+        parts.append(f"## {keyset}: {len(links)} links, {wrong} joining two fixture keys\n")
+        for link in sorted(links, key=lambda k: (k["right"], k["dialogue"], k["old_key"])):
+            mark = "same key" if link["right"] else "WRONG"
+            parts.append(f"- {mark} · dialogue {link['dialogue']} · `{link['old_key']}` → `{link['new_key']}`: "
+                         f"«{link['old']}» → «{link['new']}»")
+        parts.append("")
+    return "\n".join(parts)
 
 
 def _shown(path: Path) -> str:
@@ -167,7 +194,9 @@ def main(argv=None) -> int:
     embedder = build_embedder(args.embedder, args.cache_dir)
     records = tasks.load("gigamemory", str(DATA / "format_example.jsonl"))
     truth = truth_keys(FIXTURE)
-    results = {(name, mode): measure(records, embedder, slot_map, truth, make_llm)
+    listed = {name: [] for name in KEYSETS}
+    results = {(name, mode): measure(records, embedder, slot_map, truth, make_llm,
+                                     listed[name] if mode == "recorded replies" else None)
                for name, slot_map in KEYSETS.items() for mode, make_llm in passes(replies).items()}
     text = table(results)
     out = Path(args.out)
@@ -178,6 +207,8 @@ def main(argv=None) -> int:
     if replies.resolve() != VERSIONS:
         command += f" --versions {_shown(replies)} --out {_shown(out)}"
     out.write_text(f"`{command}`\n\n{text}\n")
+    links = out.with_name(out.stem + "_links.md")
+    links.write_text(f"Links the slots made with the recorded replies, `{command}`\n\n{links_text(listed)}")
     print(text)
     return 0
 

@@ -96,3 +96,21 @@ def test_locomo_answers_refuses_agreement_over_different_answers(tmp_path):
     b = _run_folder(tmp_path / "b", [("single-hop", True)], answers={0: "other"})
     with pytest.raises(SystemExit, match="answers differ"):
         locomo_answers.main([str(a), str(b), "--agree", "a", "b"])
+
+
+def test_versioning_lists_every_link_it_counts(tmp_path, shared_data):
+    out = tmp_path / "versioning.md"
+    proc = subprocess.run([sys.executable, "bench/versioning.py", "--embedder", "hash", "--cache-dir", "",
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(out.with_suffix(".json").read_text())
+    listing = (tmp_path / "versioning_links.md").read_text()
+    for keyset in ("fixture keys", "first component"):
+        counted = figures[f"{keyset} / recorded replies"]["all"]
+        head = f"## {keyset}: {counted['links']} links, {counted['links'] - counted['right']} joining two fixture keys"
+        assert head in listing
+    lines = [line for line in listing.splitlines() if line.startswith("- ")]
+    assert len(lines) == sum(figures[f"{k} / recorded replies"]["all"]["links"] for k in ("fixture keys", "first component"))
+    for line in lines:  # a link is "same key" exactly when both fixture keys are equal
+        keys = line.split("`")[1], line.split("`")[3]
+        assert line.startswith("- same key") == (keys[0] == keys[1]), line
