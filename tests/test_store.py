@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 from submit.memory.answer import NO_INFO
 from submit.memory.llm import BackendUnavailable, ScriptedLLM, StopRun, make_llm
-from submit.memory.llm_store import CollectLLM, Store, answer_pending, prompt_key, settings_of
+from submit.memory.llm_store import CollectLLM, Store, answer_pending, line_prints, prompt_key, settings_of
 
 CHAT = [{"role": "user", "content": "Как меня зовут?"}]
 OTHER = [{"role": "user", "content": "Где я живу?"}]
@@ -51,7 +51,7 @@ def test_store_appends_after_a_cut_line_on_a_fresh_line(tmp_path):
     cached.generate([OTHER], max_tokens=5)
     lines = (tmp_path / "store.jsonl").read_bytes().split(b"\n")
     assert lines[1] == b'{"key": "cut'
-    assert json.loads(lines[2]) == {"key": key(OTHER), "reply": SCRIPTED_REPLY}
+    assert json.loads(lines[2]) == {"key": key(OTHER), "reply": SCRIPTED_REPLY, "lines": line_prints(OTHER)}
     store = Store(str(tmp_path))
     assert store.replies == {key(CHAT): "Ольга", key(OTHER): SCRIPTED_REPLY}
 
@@ -154,3 +154,27 @@ def test_stand_in_export_and_import_round_trip(tmp_path):
     replay = make_llm(f"replay:{tmp_path}")
     assert [g.text for g in replay.generate(chats, max_tokens=5)] == ["Ap0001", "Ap0002", "Ap0003"]
     assert Store(str(tmp_path)).outstanding() == []
+    imported = [json.loads(x) for x in (tmp_path / "replies.jsonl").read_text().splitlines()]
+    assert all(r["lines"] and len(r["lines"]) == 1 for r in imported)  # line prints kept for miss diagnosis
+
+
+def test_a_replay_miss_names_the_line_that_changed_against_the_nearest_recorded_prompt(tmp_path):
+    recorded = [{"role": "system", "content": "Answer from the excerpts."},
+                {"role": "user", "content": "Session 1\nAnna: I moved to Kazan.\nAnna: I have a cat.\n\nQuestion: Where?"}]
+    other = [{"role": "system", "content": "Answer from the excerpts."},
+             {"role": "user", "content": "Session 9\nBob: I like tea.\n\nQuestion: What does Bob drink?"}]
+    cached = make_llm(f"cache:{tmp_path}+scripted")
+    cached.generate([recorded, other], max_tokens=5)
+    rows = [json.loads(x) for x in (tmp_path / "store.jsonl").read_text().splitlines()]
+    assert all(len(r["lines"]) == 6 if r["key"] == key(recorded) else "lines" in r for r in rows)
+    changed = [recorded[0], {"role": "user", "content": recorded[1]["content"].replace("a cat", "a dog")}]
+    with pytest.raises(StopRun) as stop:
+        make_llm(f"replay:{tmp_path}").generate([changed], max_tokens=5)
+    text = str(stop.value)
+    assert key(recorded)[:12] in text and "lacks 1 of its lines, the first: 'Anna: I have a dog.'" in text
+    assert "\n" not in text
+    # a store without line prints (recorded before they existed) still gives the plain message
+    (tmp_path / "store.jsonl").write_text("".join(json.dumps({"key": r["key"], "reply": r["reply"]}) + "\n" for r in rows))
+    with pytest.raises(StopRun) as plain:
+        make_llm(f"replay:{tmp_path}").generate([changed], max_tokens=5)
+    assert str(plain.value).endswith("then run again.")

@@ -7,8 +7,9 @@
 `{"id", "messages"}` with a short id (`p0001`), in one file or `--parts` files
 (`prompts.1.jsonl`, ...), for a person, a batch API or a stand-in model that answers each chat
 seeing nothing else. `import` reads `{"id", "reply"}` lines, maps the ids back to the
-prompt keys (`DIR/stand_in_ids.json`, written by export) and appends `{"key", "reply"}` lines
-to DIR/replies.jsonl, which the next `collect:`/`replay:` pass reads. This is how answer
+prompt keys (`DIR/stand_in_ids.json`, written by export) and appends `{"key", "reply", "lines"}`
+lines (`lines`: the prompt's line prints, for diagnosing a later replay miss) to DIR/replies.jsonl,
+which the next `collect:`/`replay:` pass reads. This is how answer
 accuracy can be measured with any capable reader (bench/results/locomo_answers.md).
 """
 from __future__ import annotations
@@ -43,6 +44,7 @@ def export(folder: Path, out: Path, parts: int) -> int:
 
 def take(folder: Path, answers: list) -> int:
     ids = json.loads((folder / IDS).read_text(encoding="utf-8"))
+    pending = llm_store.Store(str(folder), create=False).pending
     rows = []
     for path in answers:
         for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
@@ -51,7 +53,10 @@ def take(folder: Path, answers: list) -> int:
             row = json.loads(line)
             if row.get("id") not in ids or not isinstance(row.get("reply"), str):
                 raise SystemExit(f"{path}:{number}: not an {{\"id\", \"reply\"}} line of this export")
-            rows.append({"key": ids[row["id"]], "reply": row["reply"]})
+            key = ids[row["id"]]
+            rows.append({"key": key, "reply": row["reply"]})
+            if key in pending:  # the prompt's line prints: a later replay miss can say what changed
+                rows[-1]["lines"] = llm_store.line_prints(pending[key]["messages"])
     llm_store.append_rows(folder / llm_store.REPLIES, rows)
     print(f"{len(rows)} repl(ies) added to {folder / llm_store.REPLIES}")
     return 0

@@ -3,10 +3,13 @@ them, `collect:DIR` answers from them and queues every other prompt for a batch 
 
 An expensive GPU run can be replayed exactly on a CPU machine, and replies produced
 elsewhere can be dropped in. Files in DIR, all JSON lines:
-  store.jsonl     {"key", "reply"}    replies recorded by `cache:` (append-only)
-  replies.jsonl   {"key", "reply"}    replies produced elsewhere, read like the store
+  store.jsonl     {"key", "reply", "lines"?}   replies recorded by `cache:` (append-only)
+  replies.jsonl   {"key", "reply", "lines"?}   replies produced elsewhere, read like the store
   pending.jsonl   {"key", "messages", "settings"}   prompts `replay:` missed or `collect:` queued
 key = sha256 of the canonical JSON of {"messages": chat, "settings": {"max_tokens", "schema"}}.
+"lines" (optional) are short hashes of the prompt's lines (`line_prints`): when a replay misses
+because a prompt changed, the stored prompt nearest to it is found by them and the run says which
+lines are new, so a changed ranking or template can be told from a changed question.
 
 A damaged line (cut by an interruption, or not of its file's shape) is skipped, counted
 and said once per file read; appends always start on a fresh line. Batch mode
@@ -38,6 +41,29 @@ def settings_of(max_tokens: int, schema) -> dict:
 def prompt_key(chat: list, settings: dict) -> str:
     canonical = json.dumps({"messages": chat, "settings": settings}, ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()
+
+
+def line_prints(chat: list) -> list[str]:
+    """A 10-hex-digit hash of every line of every message (role included), in order."""
+    return [hashlib.sha1(f"{m.get('role')}\x00{line}".encode("utf-8", "replace")).hexdigest()[:10]
+            for m in chat for line in str(m.get("content", "")).split("\n")]
+
+
+def nearest_change(chat: list, prints: dict) -> str:
+    """Which lines of `chat` the most similar recorded prompt lacks: one sentence, or '' when no
+    recorded prompt has line prints."""
+    mine = line_prints(chat)
+    if not prints or not mine:
+        return ""
+    own = set(mine)
+    key, theirs = max(prints.items(), key=lambda kv: (len(own & kv[1]) / len(own | kv[1]), kv[0]))
+    lines = [line for m in chat for line in str(m.get("content", "")).split("\n")]
+    new = [line for line, h in zip(lines, mine) if h not in theirs and line.strip()]
+    if not new:
+        return f" The nearest recorded prompt ({key[:12]}) has every line of it, in another order or with more lines."
+    first = new[0] if len(new[0]) <= 160 else new[0][:157] + "..."
+    return (f" The nearest recorded prompt ({key[:12]}, {len(own & theirs)} of this prompt's {len(own)} distinct lines)"
+            f" lacks {len(new)} of its lines, the first: {first!r}.")
 
 
 def keyed(chats, max_tokens: int, schema) -> tuple[dict, list]:
@@ -106,15 +132,23 @@ class Store:
         elif not self.dir.is_dir():
             raise BackendUnavailable(f"no reply store at {folder!r}")
         self.replies: dict = {}
+        self.prints: dict = {}  # key -> set of line prints, for rows that carry them
         for name in (STORE, REPLIES):
-            self.replies.update((r["key"], r["reply"]) for r in read_rows(self.dir / name, _is_reply)[0])
+            for r in read_rows(self.dir / name, _is_reply)[0]:
+                self.replies[r["key"]] = r["reply"]
+                if isinstance(r.get("lines"), list):
+                    self.prints[r["key"]] = set(map(str, r["lines"]))
         rows, damaged = read_rows(self.dir / PENDING, _is_prompt)
         self.pending: dict = {r["key"]: r for r in rows}
         self._pending_tidy = not damaged and len(rows) == len(self.pending)  # no bad or repeated line
 
-    def add(self, key: str, reply: str) -> None:
+    def add(self, key: str, reply: str, chat: Optional[list] = None) -> None:
         self.replies[key] = reply
-        append_rows(self.dir / STORE, [{"key": key, "reply": reply}])
+        row = {"key": key, "reply": reply}
+        if chat is not None:
+            row["lines"] = line_prints(chat)
+            self.prints[key] = set(row["lines"])
+        append_rows(self.dir / STORE, [row])
 
     def queue(self, rows: list) -> int:
         """Add prompts to pending.jsonl, each key once; how many were new."""
@@ -155,7 +189,7 @@ class CachingLLM(LLM):
         missing = [i for i, k in enumerate(keys) if k not in self.store.replies]
         fresh = self.inner.generate([chats[i] for i in missing], max_tokens=max_tokens, schema=schema)
         for i, generation in zip(missing, fresh):
-            self.store.add(keys[i], generation.text)
+            self.store.add(keys[i], generation.text, chats[i])
         made = dict(zip(missing, fresh))
         return [made.get(i) or self._stored(chats[i], keys[i]) for i in range(len(chats))]
 
@@ -181,7 +215,8 @@ class ReplayLLM(CachingLLM):
             self.store.queue(missing)
             raise StopRun(f"replay: {len(missing)} prompt(s) have no stored reply; they are in "
                           f"{self.store.dir / PENDING}. Produce replies and add them to "
-                          f"{self.store.dir / REPLIES} as {{\"key\", \"reply\"}} lines, then run again")
+                          f"{self.store.dir / REPLIES} as {{\"key\", \"reply\"}} lines, then run again."
+                          + nearest_change(missing[0]["messages"], self.store.prints))
         return [self._stored(c, k) for c, k in zip(chats, keys)]
 
     def _misses(self, chats, max_tokens: int, schema) -> tuple[list, list]:
@@ -256,6 +291,7 @@ def answer_pending(folder: str, llm: LLM, batch: int = 64) -> int:
             chunk = rows[start:start + batch]
             replies = llm.generate([r["messages"] for r in chunk], max_tokens=settings["max_tokens"],
                                    schema=settings["schema"])
-            append_rows(store.dir / REPLIES, [{"key": r["key"], "reply": g.text} for r, g in zip(chunk, replies)])
+            append_rows(store.dir / REPLIES, [{"key": r["key"], "reply": g.text, "lines": line_prints(r["messages"])}
+                                              for r, g in zip(chunk, replies)])
             written += len(chunk)
     return written
