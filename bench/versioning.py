@@ -20,6 +20,9 @@ seeing nothing else), the rule alone (no pass), and the pass answering badly —
 reply empty, or every reply malformed — which must fall back to the rule, never below it.
 Every link of the recorded-replies runs, with both facts' fixture keys and statements, goes
 into `<out stem>_links.md` (`bench/results/versioning_links.md`): what the precision counts.
+There each link also carries a judge's reading where `bench/fixtures/versions_audit.jsonl` has its
+pair (a stand-in shown only the two statements: does the later replace the earlier, or add to
+it?), so the fixture-key truth can be set beside what the links say.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ from submit.memory.slots import order  # noqa: E402
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
 FIXTURE = DATA / "extraction_fixture.jsonl"
 VERSIONS = ROOT / "bench" / "fixtures" / "versions_fixture.jsonl"
+AUDIT = ROOT / "bench" / "fixtures" / "versions_audit.jsonl"
 KEYSETS = {"fixture keys": None, "first component": first_component}
 
 
@@ -159,15 +163,36 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def links_text(listed: dict) -> str:
-    """The recorded-replies links of each key set, one line each, wrong ones first."""
+def read_audit(path: Path) -> dict:
+    """(earlier statement, later statement) -> whether a judge reading only the two said the later
+    replaces the earlier; {} without the file."""
+    if not path.is_file():
+        return {}
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {(r["earlier"], r["later"]): bool(r["replaces"]) for r in rows}
+
+
+def _judged(links: list, audit: dict) -> str:
+    known = [audit[(k["old"], k["new"])] for k in links if (k["old"], k["new"]) in audit]
+    return f"{sum(known)}/{len(known)} judged replacements" if known else "not judged"
+
+
+def links_text(listed: dict, audit: dict) -> str:
+    """The recorded-replies links of each key set, one line each, wrong ones first; with a
+    judge's reading of each pair where `audit` has it."""
     parts = []
     for keyset, links in listed.items():
-        wrong = sum(not link["right"] for link in links)
-        parts.append(f"## {keyset}: {len(links)} links, {wrong} joining two fixture keys\n")
+        wrong = [k for k in links if not k["right"]]
+        parts.append(f"## {keyset}: {len(links)} links, {len(wrong)} joining two fixture keys\n")
+        if audit:
+            parts.append(f"Judged (the later statement replaces the earlier): all links {_judged(links, audit)}; "
+                         f"same fixture key {_judged([k for k in links if k['right']], audit)}; "
+                         f"two fixture keys {_judged(wrong, audit)}.\n")
         for link in sorted(links, key=lambda k: (k["right"], k["dialogue"], k["old_key"])):
             mark = "same key" if link["right"] else "WRONG"
-            parts.append(f"- {mark} · dialogue {link['dialogue']} · `{link['old_key']}` → `{link['new_key']}`: "
+            verdict = audit.get((link["old"], link["new"]))
+            judged = "" if verdict is None else (" · judged: replaces" if verdict else " · judged: adds")
+            parts.append(f"- {mark} · dialogue {link['dialogue']} · `{link['old_key']}` → `{link['new_key']}`{judged}: "
                          f"«{link['old']}» → «{link['new']}»")
         parts.append("")
     return "\n".join(parts)
@@ -208,7 +233,7 @@ def main(argv=None) -> int:
         command += f" --versions {_shown(replies)} --out {_shown(out)}"
     out.write_text(f"`{command}`\n\n{text}\n")
     links = out.with_name(out.stem + "_links.md")
-    links.write_text(f"Links the slots made with the recorded replies, `{command}`\n\n{links_text(listed)}")
+    links.write_text(f"Links the slots made with the recorded replies, `{command}`\n\n{links_text(listed, read_audit(AUDIT))}")
     print(text)
     return 0
 

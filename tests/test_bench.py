@@ -109,8 +109,10 @@ def test_versioning_lists_every_link_it_counts(tmp_path, shared_data):
         counted = figures[f"{keyset} / recorded replies"]["all"]
         head = f"## {keyset}: {counted['links']} links, {counted['links'] - counted['right']} joining two fixture keys"
         assert head in listing
+    assert "Judged (the later statement replaces the earlier): all links" in listing
     lines = [line for line in listing.splitlines() if line.startswith("- ")]
     assert len(lines) == sum(figures[f"{k} / recorded replies"]["all"]["links"] for k in ("fixture keys", "first component"))
     for line in lines:  # a link is "same key" exactly when both fixture keys are equal
         keys = line.split("`")[1], line.split("`")[3]
+        assert " · judged: " in line  # every recorded-replies link of the fixture has its pair judged
         assert line.startswith("- same key") == (keys[0] == keys[1]), line
