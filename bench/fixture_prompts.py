@@ -4,7 +4,7 @@
 
 Every question asked over the 4 sample dialogues (`format_example.jsonl` and
 `ru_dev_questions.jsonl`) goes through the contest path with the extraction fixture and the
-versions fixture as the LLM; each answer prompt is written as a JSON line `{"id",
+versions and check fixtures as the LLM; each answer prompt is written as a JSON line `{"id",
 "messages"}`, and the questions with their gold answers beside it (`.gold`). A stand-in
 reader answers the prompts (seeing nothing else); `bench/results/facts_reader_ru.md` holds
 such replies and their verdicts. This shows what a reader makes of the facts as the answer
@@ -24,7 +24,8 @@ from local_eval import harness, tasks  # noqa: E402
 from submit.memory.llm_fixture import FixtureLLM  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
-FIXTURES = f"{DATA / 'extraction_fixture.jsonl'},{ROOT / 'bench/fixtures/versions_fixture.jsonl'}"
+FIXTURES = ",".join(str(path) for path in (DATA / "extraction_fixture.jsonl", ROOT / "bench/fixtures/versions_fixture.jsonl",
+                                            ROOT / "bench/fixtures/versions_check_fixture.jsonl"))
 
 
 class Capture(FixtureLLM):

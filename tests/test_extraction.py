@@ -35,6 +35,7 @@ def test_every_prompt_renders_with_every_variable_filled():
                      "answer_peer": {"question": "Q", "context": "C", "question_date": "D", "people": ["A", "B"],
                                      "facts": [{"topic": "T", "lines": ["F"]}]},
                      "versions": {"topic": "T", "records": ["1. R"]},
+                     "versions_check": {"earlier": "E", "later": "L"},
                      "shorten": {"question": "Q", "answer": "A"}}[task]
         chat = prompts.render(task, lang, **variables)
         text = "\n".join(m["content"] for m in chat)
@@ -56,20 +57,63 @@ def test_an_updated_fact_is_linked_when_the_pass_says_so_and_shown_as_replaced()
     model, llm = make_model([facts_reply(("работа", "учитель", "Пользователь работает учителем")),
                              facts_reply(("Работа", "репетитор", "Пользователь работает репетитором")),
                              json.dumps({"keys": ["работа.должность", "работа.должность"]}),
-                             "Вы работаете репетитором."])
+                             '{"replaces": true}', "Вы работаете репетитором."])
     dialogue(model, [("Я работаю учителем", "Ок")], [("Теперь я работаю репетитором", "Ок")])
     assert model.answer_to_question("d", "Кем я работаю?") == "Вы работаете репетитором."
     memory = model.memories["d"]
     teacher, tutor = memory.facts
     assert memory.slots.links() == [Link(teacher, tutor)] and memory.slots.current(teacher) == tutor
-    assert list(llm.batches) == [2, 1, 1]  # extraction, the versions pass, the answer
+    assert list(llm.batches) == [2, 1, 1, 1]  # extraction, the versions pass, its check, the answer
     pass_prompt = llm.history[2][0][-1]["content"]
     assert ("1. [сессия 1] работа — Пользователь работает учителем\n"
             "2. [сессия 2] Работа — Пользователь работает репетитором") in pass_prompt
+    check_prompt = llm.history[3][0][-1]["content"]
+    assert check_prompt == ("Ранняя заметка: [сессия 1] Пользователь работает учителем\n"
+                            "Поздняя заметка: [сессия 2] Пользователь работает репетитором")
     prompt = llm.history[-1][0][-1]["content"]
     assert "Работа:\n- [сессия 2] Пользователь работает репетитором (раньше: «учитель», сессия 1)" in prompt
     assert "учителем" not in prompt.split("Выдержки")[0]  # the replaced statement is not a current fact
     assert model.memory_stats("d")["llm"]["by_purpose"]["versions"]["calls"] == 1
+    assert model.memory_stats("d")["llm"]["by_purpose"]["versions_check"]["calls"] == 1
+
+
+def test_a_link_the_check_turns_down_leaves_both_facts_current():
+    # The pass gives both the same key, but the later note only adds to the earlier, which stays
+    # true: the reader must see both as current, with no "earlier" marker.
+    model, llm = make_model([facts_reply(("еда.любимое", "жареная картошка", "Пользователь любит жареную картошку")),
+                             facts_reply(("еда.любимое", "с лисичками", "Пользователь любит картошку с лисичками")),
+                             json.dumps({"keys": ["еда.любимое", "еда.любимое"]}), '{"replaces": false}',
+                             "Жареную картошку, особенно с лисичками."])
+    dialogue(model, [("Обожаю жареную картошку", "Ок")], [("Особенно с лисичками", "Ок")])
+    model.answer_to_question("d", "Что я люблю есть?")
+    memory = model.memories["d"]
+    assert memory.slots.links() == [] and all(memory.slots.is_current(f) for f in memory.facts)
+    assert memory.extraction["versions_check_rejected"] == 1
+    prompt = llm.history[-1][0][-1]["content"]
+    assert "(раньше" not in prompt and "жареную картошку" in prompt and "с лисичками" in prompt
+
+
+def test_an_unusable_check_reply_keeps_the_link_and_a_pair_is_asked_once():
+    replies = [facts_reply(("город", "Казань", "Пользователь живёт в Казани")),
+               facts_reply(("город", "Пермь", "Пользователь живёт в Перми")),
+               json.dumps({"keys": ["город", "город"]})]
+    for check_reply in ("", "не знаю", '{"replaces": "да"}', '{"keys": []}'):
+        model, llm = make_model([*replies, check_reply, "В Перми.", "В Перми."])
+        dialogue(model, [("Живу в Казани", "Ок")], [("Переехал в Пермь", "Ок")])
+        model.answer_to_question("d", "Где я живу?")
+        memory = model.memories["d"]
+        assert [(link.old.value, link.new.value) for link in memory.slots.links()] == [("Казань", "Пермь")], check_reply
+        assert memory.extraction["versions_check_unparsable"] == 1
+        model.answer_to_question("d", "Где я живу сейчас?")  # nothing new: no pass, no check again
+        assert list(llm.batches) == [2, 1, 1, 1, 1]
+
+
+def test_the_check_reply_is_read_from_json_or_a_bare_word():
+    assert versions.parse_check('{"replaces": true}') is True
+    assert versions.parse_check('Ответ: {"replaces": false}.') is False
+    assert versions.parse_check("Нет.") is False and versions.parse_check("yes") is True
+    for raw in ("", "да, но", '{"replaces": 1}', "null", "[true]"):
+        assert versions.parse_check(raw) is None, raw
 
 
 def test_two_friends_stay_two_current_facts():

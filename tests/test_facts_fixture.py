@@ -15,6 +15,7 @@ from submit.memory.llm_fixture import ANSWER, FixtureLLM, normalize
 from conftest import ROOT
 
 VERSIONS = ROOT / "bench" / "fixtures" / "versions_fixture.jsonl"
+CHECKS = ROOT / "bench" / "fixtures" / "versions_check_fixture.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def test_the_fixture_answers_extraction_prompts_by_the_message_they_hold(fixture
 def test_contest_path_on_the_fixture_never_falls_back_and_every_fact_line_has_its_turn(fixture_path):
     records = (tasks.load("gigamemory", str(fixture_path.parent / "format_example.jsonl"))
                + tasks.load("gigamemory", str(fixture_path.parent / "ru_dev_questions.jsonl")))
-    llm = make_llm(f"fixture:{fixture_path},{VERSIONS}")
+    llm = make_llm(f"fixture:{fixture_path},{VERSIONS},{CHECKS}")
     model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"), llm=llm)
     said = recorded(fixture_path)
     for record in records:
@@ -71,3 +72,23 @@ def test_contest_path_on_the_fixture_never_falls_back_and_every_fact_line_has_it
                 assert normalize(fact.statement) in said[normalize(F.user_text(turn.content.strip()))]
     assert not model.fallbacks, dict(model.fallbacks)
     assert llm.stats["unknown_messages"] == 0 and llm.stats["versions_unknown"] == 0
+    assert llm.stats["checks_matched"] > 0 and llm.stats["checks_unknown"] == 0
+
+
+def test_the_fixture_answers_a_check_by_its_two_statements(tmp_path):
+    from submit.memory import versions
+    path = tmp_path / "checks.jsonl"
+    path.write_text(json.dumps({"earlier": "Пользователь живёт в Казани.", "later": "Пользователь живёт в Перми.",
+                                "reply": '{"replaces": true}'}, ensure_ascii=False) + "\n"
+                    + json.dumps({"earlier": "У пользователя есть друг Коля.", "later": "У пользователя есть друг Витя.",
+                                  "replaces": False}, ensure_ascii=False) + "\n", encoding="utf-8")
+    llm = FixtureLLM(str(path))
+    kazan, perm, kolya, vitya, other = (
+        F.Fact("город", v, s, 0, order, 0) for v, s, order in
+        (("Казань", "Пользователь живёт в Казани.", 1), ("Пермь", "Пользователь живёт в Перми.", 4),
+         ("Коля", "У пользователя есть друг Коля.", 1), ("Витя", "У пользователя есть друг Витя.", 2),
+         ("Уфа", "Пользователь живёт в Уфе.", 5)))
+    chats = versions.check_prompts([(kazan, perm), (kolya, vitya), (perm, other)], "ru")
+    replies = [g.text for g in llm.generate(chats, max_tokens=16, schema=versions.CHECK_SCHEMA)]
+    assert [versions.parse_check(r) for r in replies] == [True, False, None]  # an unknown pair: unusable
+    assert llm.stats == Counter(checks_matched=2, checks_unknown=1)

@@ -36,6 +36,7 @@ class Settings:
     extract: bool = True  # per-pair fact extraction with the LLM
     extract_max_tokens: int = 256
     versions: bool = True  # the supersession pass: the LLM decides which fact replaced which
+    versions_check: bool = True  # then each link it would make is checked on its own two statements
     shorten: bool = False  # a second call cuts the answer to what the question asks (off in the contest)
     max_fact_lines: int = 20  # current facts shown to the answer step
     top_turns_when_late: int = 48  # budget level 2: extract only from these best-ranked user turns
@@ -150,6 +151,8 @@ class DialogueMemory:
             if fresh and self.settings.versions and not strict:
                 self.ledger.add("versions", versions.decide(
                     self.llm, self.slots, fresh, lang, versions.MAX_TOKENS, self.extraction))
+                if self.settings.versions_check:
+                    self.ledger.add("versions_check", versions.check(self.llm, self.slots, lang, self.extraction))
         return new
 
     def _dated(self, candidate, lang: str):

@@ -6,9 +6,12 @@ Files are JSON lines of two kinds (extra fields such as `dialogue_id` are ignore
       (`../shared/data/gigamemory/extraction_fixture.jsonl`)
   {"records": [...], "reply"}   the versions pass: the reply recorded for a group of facts,
       each record "key — statement", oldest first (`bench/fixtures/versions_fixture.jsonl`)
+  {"earlier", "later", "reply"}   the versions check: the reply recorded for two statements
+      (`bench/fixtures/versions_check_fixture.jsonl`); a judge's `"replaces": true|false` in
+      place of `reply` answers as that verdict would
 A prompt is matched on what it holds — the user's message after the extraction prompt's own
-marker, the numbered records of a versions prompt — never on a prompt hash, so a fixture
-survives changes to the instructions. A message the files do not know gets `{"facts": []}`;
+marker, the numbered records of a versions prompt, the two statements of a check — never on
+a prompt hash, so a fixture survives changes to the instructions. A message the files do not know gets `{"facts": []}`;
 an unknown group of records gets an empty reply (unusable, so the slots' rule decides, as
 without the pass); any other schema prompt its empty instance; a prompt without a schema
 gets `ANSWER`. `stats` counts what was matched.
@@ -29,6 +32,7 @@ from .llm import LLM, BackendUnavailable, Generation, empty_instance
 ANSWER = "Ответ из фикстуры: модели ответа здесь нет."
 _SENTINEL = "\x00message\x00"
 _RECORD = re.compile(r"^\s*\d+\.\s+\[[^\]]*\]\s+(.*\S)\s*$", re.MULTILINE)
+_NOTE = re.compile(r"^[^:\n]*:\s*\[[^\]]*\]\s+(.*\S)\s*$", re.MULTILINE)  # "Ранняя заметка: [сессия 5] …"
 
 
 def normalize(text: str) -> str:
@@ -41,9 +45,10 @@ def message_marker(lang: str) -> str:
     return content[: content.index(_SENTINEL)].strip()
 
 
-def read_fixture(paths: str) -> tuple[dict, dict]:
-    """(normalized message -> its facts, normalized records -> the versions pass's reply) from the files."""
-    facts, replies = {}, {}
+def read_fixture(paths: str) -> tuple[dict, dict, dict]:
+    """(normalized message -> its facts, normalized records -> the versions pass's reply,
+    (earlier, later) statements -> the check's reply) from the files."""
+    facts, replies, checks = {}, {}, {}
     for path in paths.split(","):
         file = Path(path)
         if not file.is_file():
@@ -56,11 +61,14 @@ def read_fixture(paths: str) -> tuple[dict, dict]:
                     row = json.loads(line)
                     if "records" in row:
                         replies[_records_key(row["records"])] = str(row["reply"])
+                    elif "earlier" in row:
+                        reply = row["reply"] if "reply" in row else json.dumps({"replaces": bool(row["replaces"])})
+                        checks[_records_key([row["earlier"], row["later"]])] = str(reply)
                     else:  # the same message in two dialogues has the same facts
                         facts[normalize(row["message"])] = list(row["facts"])
                 except (ValueError, KeyError, TypeError, AttributeError) as e:
                     raise BackendUnavailable(f"fixture: {path}:{number} is not a fixture row ({e})") from e
-    return facts, replies
+    return facts, replies, checks
 
 
 def _records_key(records) -> tuple:
@@ -74,7 +82,7 @@ class FixtureLLM(LLM):
     name = "fixture"
 
     def __init__(self, path: str, slot_map: Optional[Callable[[str], str]] = None):
-        self.facts, self.replies = read_fixture(path)
+        self.facts, self.replies, self.checks = read_fixture(path)
         self.slot_map = slot_map
         self.markers = [message_marker(lang) for lang in ("ru", "en")]
         self.stats = Counter()
@@ -88,6 +96,8 @@ class FixtureLLM(LLM):
             reply = json.dumps({"facts": self._facts(self._message(content))}, ensure_ascii=False)
         elif schema == versions.SCHEMA:
             reply = self._versions(content)
+        elif schema == versions.CHECK_SCHEMA:
+            reply = self._check(content)
         elif schema:
             self.stats["other_schema_prompts"] += 1
             reply = json.dumps(empty_instance(schema), ensure_ascii=False)
@@ -100,6 +110,12 @@ class FixtureLLM(LLM):
     def _versions(self, content: str) -> str:
         reply = self.replies.get(_records_key(_RECORD.findall(content)))
         self.stats["versions_matched" if reply is not None else "versions_unknown"] += 1
+        return reply or ""
+
+    def _check(self, content: str) -> str:
+        statements = [m.group(1) for m in _NOTE.finditer(content)]
+        reply = self.checks.get(_records_key(statements))
+        self.stats["checks_matched" if reply is not None else "checks_unknown"] += 1
         return reply or ""
 
     def _message(self, content: str) -> str:

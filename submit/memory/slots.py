@@ -93,6 +93,8 @@ class Slots:
         self.repeats: dict[Fact, Fact] = {}  # a repeat -> the fact it restates
         self.replaced_by: dict[Fact, Fact] = {}  # old -> the fact that replaced it
         self.decided: dict[tuple, bool] = {}  # (old, new) -> the supersession pass's verdict
+        self.checked: dict[tuple, Optional[bool]] = {}  # (old, new) -> the check's verdict, None if unusable
+        self.candidates: list[tuple] = []  # every (old, new) pair that replaces, before the earliest is chosen
 
     def add(self, facts: Iterable[Fact]) -> list[Fact]:
         """File new facts (repeats aside), relink, and return the distinct new ones."""
@@ -122,9 +124,20 @@ class Slots:
         self.decided.update(verdicts)
         self.relink()
 
+    def confirm(self, verdicts: dict) -> None:
+        """The check's verdicts on (old, new) pairs: False unlinks a pair for good, True or None
+        (an unusable reply) leaves it to the pass and the rule."""
+        self.checked.update(verdicts)
+        self.relink()
+
+    def unchecked(self) -> list[tuple]:
+        """The pairs that replace now and that no check has been asked about, oldest new fact first."""
+        return [pair for pair in self.candidates if pair not in self.checked]
+
     def relink(self) -> None:
-        """Links from the verdicts and, for pairs the pass did not judge, the rule; each old fact
-        is replaced at most once, by the earliest later fact that replaces it while current."""
+        """Links from the verdicts and, for pairs the pass did not judge, the rule, less the pairs
+        the check turned down; each old fact is replaced at most once, by the earliest later fact
+        that replaces it while current."""
         replacing: dict = defaultdict(list)  # new -> the older facts it replaces
         by_key: dict = defaultdict(list)
         for fact in self.facts:
@@ -136,10 +149,12 @@ class Slots:
         for (old, new), verdict in self.decided.items():
             if verdict and order(old) < order(new):
                 replacing[new].append(old)
-        self.replaced_by = {}
+        self.candidates, self.replaced_by = [], {}
         for new in self.facts:
             for old in sorted(replacing.get(new, ()), key=order):
-                self.replaced_by.setdefault(old, new)
+                if self.checked.get((old, new)) is not False:
+                    self.candidates.append((old, new))
+                    self.replaced_by.setdefault(old, new)
 
     def links(self) -> list[Link]:
         return [Link(old, new) for old, new in self.replaced_by.items()]

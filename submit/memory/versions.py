@@ -9,7 +9,13 @@ first, under integer aliases, and returns one attribute key per record ("сын.
 whose key an older one shares, with another value, is that attribute's new version. All
 groups go in one batched call. Every pair of a group whose reply parsed gets a verdict; a
 group whose reply is empty, malformed or of the wrong length gets none, and the rule in
-`slots` decides it as if there were no pass. Called by `dialogue`.
+`slots` decides it as if there were no pass.
+
+A shared key still joins notes that are all true: a refinement ("жареная картошка" → "с
+лисичками"), a new option beside the old ones, a second opinion. So every pair that would
+link is then checked on its own (`check`): the two statements, and one question, does the
+later replace the earlier? A "no" removes that link for good; an unusable reply leaves it,
+so the check can only take links away, never add one. Called by `dialogue`.
 """
 from __future__ import annotations
 
@@ -31,6 +37,13 @@ SCHEMA = {
     "required": ["keys"],
 }
 LABEL = {"ru": "сессия", "en": "session"}
+CHECK_MAX_TOKENS = 16
+CHECK_SCHEMA = {
+    "type": "object",
+    "properties": {"replaces": {"type": "boolean"}},
+    "required": ["replaces"],
+}
+_YES_NO = {"true": True, "false": False, "yes": True, "no": False, "да": True, "нет": False}
 
 
 @dataclass(frozen=True)
@@ -107,5 +120,45 @@ def decide(llm, slots: Slots, fresh: Sequence, lang: str, max_tokens: int, stats
         for pair, verdict in (parse(generation.text, group, stats) or {}).items():
             verdicts[pair] = verdicts.get(pair, False) or verdict  # overlapping windows: a yes stands
     slots.decide(verdicts)
+    stats["versions_links"] = len(slots.replaced_by)
+    return generations
+
+
+def note(fact, lang: str) -> str:
+    """`[сессия 5] Пользователь работает сварщиком.`: a statement as the check shows it."""
+    return f"[{LABEL[lang]} {fact.session_order + 1}] {fact.statement}"
+
+
+def check_prompts(pairs: Sequence[tuple], lang: str) -> list[list]:
+    return [prompts.render("versions_check", lang, earlier=note(old, lang), later=note(new, lang))
+            for old, new in pairs]
+
+
+def parse_check(raw: str) -> Optional[bool]:
+    """{"replaces": true} -> True; a bare yes / no / да / нет as well; None for anything else."""
+    text = (raw or "").strip()
+    for candidate in (text, text[text.find("{"): text.rfind("}") + 1]):
+        try:
+            data = json.loads(candidate)
+        except (ValueError, TypeError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("replaces"), bool):
+            return data["replaces"]
+    words = text.lower().strip(" .!\"«»").split()
+    return _YES_NO.get(words[0]) if len(words) == 1 else None
+
+
+def check(llm, slots: Slots, lang: str, stats: Counter) -> list:
+    """Ask, in one call, about every pair that would link and has not been asked; a "no" unlinks
+    it, an unusable reply leaves it. The generations."""
+    pairs = slots.unchecked()
+    if not pairs:
+        return []
+    generations = llm.generate(check_prompts(pairs, lang), max_tokens=CHECK_MAX_TOKENS, schema=CHECK_SCHEMA)
+    verdicts = {pair: parse_check(g.text) for pair, g in zip(pairs, generations)}
+    stats["versions_checked"] += len(pairs)
+    stats["versions_check_unparsable"] += sum(v is None for v in verdicts.values())
+    stats["versions_check_rejected"] += sum(v is False for v in verdicts.values())
+    slots.confirm(verdicts)
     stats["versions_links"] = len(slots.replaced_by)
     return generations
