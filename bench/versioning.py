@@ -14,15 +14,19 @@ Two key sets: the fixture's keys, and the same keys cut to their first component
 (`работа.должность` -> `работа`), as an extractor that sees one message at a time may name
 them. Truth stays the full keys in both.
 
-Each key set runs four ways: the versions pass answered by its recorded replies
-(`bench/fixtures/versions_fixture.jsonl`: a stand-in model answering exactly these prompts,
-seeing nothing else), the rule alone (no pass), and the pass answering badly — every
-reply empty, or every reply malformed — which must fall back to the rule, never below it.
-Every link of the recorded-replies runs, with both facts' fixture keys and statements, goes
-into `<out stem>_links.md` (`bench/results/versioning_links.md`): what the precision counts.
-There each link also carries a judge's reading where `bench/fixtures/versions_audit.jsonl` has its
-pair (a stand-in shown only the two statements: does the later replace the earlier, or add to
-it?), so the fixture-key truth can be set beside what the links say.
+Each key set runs five ways: the versions pass and its check answered by their recorded
+replies (`bench/fixtures/versions_fixture.jsonl`, `versions_check_fixture.jsonl`: stand-in
+models answering exactly these prompts, seeing nothing else), the pass without the check, the
+rule alone (no pass), and the pass and check answering badly — every reply empty, or every
+reply malformed — which must fall back to the rule, never below it.
+
+The fixture's keys are one extractor's granularity, not the truth of "the later replaces the
+earlier": a refinement or a second option under one key counts as a change there. So every
+link is also read by judges (`JUDGES`: stand-ins shown only the two statements, asked whether
+the later replaces the earlier or adds to it), and each run reports the share of its links
+each judge calls replacements. Every link the pass makes without the check, with both facts'
+fixture keys, the judges' readings and the check's verdict, goes into `<out stem>_links.md`
+(`bench/results/versioning_links.md`).
 """
 from __future__ import annotations
 
@@ -45,7 +49,10 @@ from submit.memory.slots import order  # noqa: E402
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
 FIXTURE = DATA / "extraction_fixture.jsonl"
 VERSIONS = ROOT / "bench" / "fixtures" / "versions_fixture.jsonl"
-AUDIT = ROOT / "bench" / "fixtures" / "versions_audit.jsonl"
+CHECKS = ROOT / "bench" / "fixtures" / "versions_check_fixture.jsonl"
+# name -> a judge's reading of linked pairs {"earlier", "later", "replaces"} (bench/fixtures/README.md)
+JUDGES = {name: ROOT / "bench" / "fixtures" / f"versions_{stem}.jsonl"
+          for name, stem in (("A", "audit"), ("B", "judge_b"), ("C", "judge_c"), ("D", "judge_d"))}
 KEYSETS = {"fixture keys": None, "first component": first_component}
 
 
@@ -57,18 +64,22 @@ class BadPass(FixtureLLM):
         self.bad_reply = reply
 
     def _one(self, chat, schema):
-        if schema == versions.SCHEMA:
+        if schema in (versions.SCHEMA, versions.CHECK_SCHEMA):
             return Generation(self.bad_reply, sum(self.count_tokens(m["content"]) for m in chat), 0)
         return super()._one(chat, schema)
 
 
-def passes(replies: Path) -> dict:
-    """The four ways the versions pass answers: `replies` (recorded), none, empty, malformed."""
+RECORDED, UNCHECKED = "recorded replies + check", "recorded replies, no check"
+
+
+def passes(replies: Path, checks: Path) -> dict:
+    """The ways the versions pass answers: (make the LLM or None for no pass, whether to check)."""
     return {
-        "recorded replies": lambda slot_map: FixtureLLM(f"{FIXTURE},{replies}", slot_map=slot_map),
-        "no pass (rule only)": None,
-        "empty replies": lambda slot_map: BadPass(str(FIXTURE), slot_map, ""),
-        "malformed replies": lambda slot_map: BadPass(str(FIXTURE), slot_map, '{"keys": ["работа.'),
+        RECORDED: (lambda slot_map: FixtureLLM(f"{FIXTURE},{replies},{checks}", slot_map=slot_map), True),
+        UNCHECKED: (lambda slot_map: FixtureLLM(f"{FIXTURE},{replies}", slot_map=slot_map), False),
+        "no pass (rule only)": (None, False),
+        "empty replies": (lambda slot_map: BadPass(str(FIXTURE), slot_map, ""), True),
+        "malformed replies": (lambda slot_map: BadPass(str(FIXTURE), slot_map, '{"keys": ["работа.'), True),
     }
 
 
@@ -83,10 +94,10 @@ def truth_keys(path: Path) -> dict:
     return truth
 
 
-def build(record, llm, embedder, use_pass: bool = True):
+def build(record, llm, embedder, use_pass: bool = True, check: bool = True):
     """The record's memory with every pair written and extraction (and linking) done."""
     from submit.memory.dialogue import DialogueMemory, Settings
-    memory = DialogueMemory(llm, embedder, Settings(versions=use_pass))
+    memory = DialogueMemory(llm, embedder, Settings(versions=use_pass, versions_check=check))
     messages, _ = harness.flatten(record)
     for pair in harness.pairs(messages):
         memory.write(pair)
@@ -108,8 +119,9 @@ def link_list(memory, truth: dict) -> list:
              "old": link.old.statement, "new": link.new.statement} for link in memory.slots.links()]
 
 
-def link_scores(memory, truth: dict) -> dict:
-    """Links made, links right, fixture changes, changes linked — for one dialogue."""
+def link_scores(memory, truth: dict, judges: dict) -> dict:
+    """Links made, links right, fixture changes, changes linked, links each judge read and called
+    replacements — for one dialogue."""
     slots, key = memory.slots, key_of_fact(memory, truth)
     links = slots.links()
     right = sum(key(link.old) == key(link.new) for link in links)
@@ -123,43 +135,57 @@ def link_scores(memory, truth: dict) -> dict:
                 continue
             changes += 1
             linked += slots.repeats.get(a, a) in slots.history(slots.repeats.get(b, b))
-    spent = memory.ledger.totals()["by_purpose"].get("versions", {})
-    return {"links": len(links), "right": right, "changes": changes, "linked": linked,
+    by_purpose = memory.ledger.totals()["by_purpose"]
+    spent, checked = by_purpose.get("versions", {}), by_purpose.get("versions_check", {})
+    judged = {}
+    for name, reading in judges.items():
+        verdicts = [reading[(link.old.statement, link.new.statement)] for link in links
+                    if (link.old.statement, link.new.statement) in reading]
+        judged[f"judged_{name}"], judged[f"replaces_{name}"] = len(verdicts), sum(verdicts)
+    return {"links": len(links), "right": right, "changes": changes, "linked": linked, **judged,
             "facts": len(slots.facts) + len(slots.repeats), "repeats": len(slots.repeats),
             "pass_calls": spent.get("calls", 0), "pass_prompt_tokens": spent.get("prompt_tokens", 0),
-            "pass_unusable": memory.extraction["versions_unparsable"]}
+            "pass_unusable": memory.extraction["versions_unparsable"],
+            "check_calls": checked.get("calls", 0), "check_prompt_tokens": checked.get("prompt_tokens", 0),
+            "check_rejected": memory.extraction["versions_check_rejected"],
+            "check_unusable": memory.extraction["versions_check_unparsable"]}
 
 
-def ratios(counts: dict) -> dict:
+def ratios(counts: dict, judges) -> dict:
+    shares = {f"judge {name}": f"{counts[f'replaces_{name}']}/{counts[f'judged_{name}']}" for name in judges}
     return {"precision": round(counts["right"] / counts["links"], 3) if counts["links"] else None,
-            "recall": round(counts["linked"] / counts["changes"], 3) if counts["changes"] else None, **counts}
+            "recall": round(counts["linked"] / counts["changes"], 3) if counts["changes"] else None,
+            **shares, **counts}
 
 
-def measure(records, embedder, slot_map, truth, make_llm, listed: list = None) -> dict:
+def measure(records, embedder, slot_map, truth, way, judges: dict, listed: list = None) -> dict:
     """Per dialogue and overall link figures; each link appended to `listed` when given."""
+    make_llm, check = way
     out, total = {}, defaultdict(int)
     for record in records:
         llm = make_llm(slot_map) if make_llm else FixtureLLM(str(FIXTURE), slot_map=slot_map)
-        memory = build(record, llm, embedder, use_pass=make_llm is not None)
-        counts = link_scores(memory, truth)
+        memory = build(record, llm, embedder, use_pass=make_llm is not None, check=check)
+        counts = link_scores(memory, truth, judges)
         if listed is not None:
             listed += [{"dialogue": record.dialogue_id, **link} for link in link_list(memory, truth)]
-        out[f"dialogue {record.dialogue_id}"] = ratios(counts)
+        out[f"dialogue {record.dialogue_id}"] = ratios(counts, judges)
         for k, v in counts.items():
             total[k] += v
-    out["all"] = ratios(dict(total))
+    out["all"] = ratios(dict(total), judges)
     return out
 
 
 COLUMNS = ("precision", "recall", "links", "right", "changes", "linked", "facts", "repeats", "pass_calls",
-           "pass_prompt_tokens", "pass_unusable")
+           "pass_prompt_tokens", "pass_unusable", "check_calls", "check_prompt_tokens", "check_rejected",
+           "check_unusable")
 
 
-def table(results: dict) -> str:
-    lines = ["| keys | versions pass | dialogue | " + " | ".join(COLUMNS) + " |", "|---" * (3 + len(COLUMNS)) + "|"]
+def table(results: dict, judges) -> str:
+    columns = (*COLUMNS[:2], *(f"judge {name}" for name in judges), *COLUMNS[2:])
+    lines = ["| keys | versions pass | dialogue | " + " | ".join(columns) + " |", "|---" * (3 + len(columns)) + "|"]
     for (keyset, mode), rows in results.items():
         for name, r in rows.items():
-            lines.append(f"| {keyset} | {mode} | {name} | " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
+            lines.append(f"| {keyset} | {mode} | {name} | " + " | ".join(str(r[c]) for c in columns) + " |")
     return "\n".join(lines)
 
 
@@ -172,28 +198,53 @@ def read_audit(path: Path) -> dict:
     return {(r["earlier"], r["later"]): bool(r["replaces"]) for r in rows}
 
 
-def _judged(links: list, audit: dict) -> str:
-    known = [audit[(k["old"], k["new"])] for k in links if (k["old"], k["new"]) in audit]
-    return f"{sum(known)}/{len(known)} judged replacements" if known else "not judged"
+def _judged(links: list, reading: dict) -> str:
+    known = [reading[(k["old"], k["new"])] for k in links if (k["old"], k["new"]) in reading]
+    return f"{sum(known)}/{len(known)}" if known else "not judged"
 
 
-def links_text(listed: dict, audit: dict) -> str:
-    """The recorded-replies links of each key set, one line each, wrong ones first; with a
-    judge's reading of each pair where `audit` has it."""
+def majority(pair: tuple, judges: dict) -> str:
+    """"replaces" or "adds" when more than half of the judges who read the pair say so, else "split"."""
+    verdicts = [reading[pair] for reading in judges.values() if pair in reading]
+    if 2 * sum(verdicts) > len(verdicts):
+        return "replaces"
+    return "adds" if 2 * (len(verdicts) - sum(verdicts)) > len(verdicts) else "split"
+
+
+def majority_text(links: list, survivors: set, judges: dict) -> str:
+    """`the check keeps 44 of 47 replacements, 0 of 14 adds, 1 of 7 split`."""
+    counts = {kind: [0, 0] for kind in ("replaces", "adds", "split")}
+    for link in links:
+        pair = (link["old"], link["new"])
+        counts[majority(pair, judges)][0] += 1
+        counts[majority(pair, judges)][1] += pair in survivors
+    return "the check keeps " + ", ".join(f"{kept} of {n} {kind}" for kind, (n, kept) in counts.items())
+
+
+def links_text(listed: dict, kept: dict, judges: dict) -> str:
+    """The links the pass makes without the check, per key set, one line each, wrong ones first:
+    each with the judges' readings (r: replaces, a: adds) and whether the check kept it."""
     parts = []
     for keyset, links in listed.items():
         wrong = [k for k in links if not k["right"]]
-        parts.append(f"## {keyset}: {len(links)} links, {len(wrong)} joining two fixture keys\n")
-        if audit:
-            parts.append(f"Judged (the later statement replaces the earlier): all links {_judged(links, audit)}; "
-                         f"same fixture key {_judged([k for k in links if k['right']], audit)}; "
-                         f"two fixture keys {_judged(wrong, audit)}.\n")
+        survivors = {(k["old"], k["new"]) for k in kept[keyset]}
+        parts.append(f"## {keyset}: {len(links)} links without the check, {len(wrong)} joining two fixture keys; "
+                     f"the check keeps {sum((k['old'], k['new']) in survivors for k in links)}\n")
+        for name, reading in judges.items():
+            parts.append(f"- judge {name} calls replacements: all links {_judged(links, reading)}, "
+                         f"same fixture key {_judged([k for k in links if k['right']], reading)}, "
+                         f"two fixture keys {_judged(wrong, reading)}; of the links the check keeps "
+                         f"{_judged(kept[keyset], reading)}")
+        parts.append(f"- by the judges' majority: {majority_text(links, survivors, judges)}")
+        parts.append("")
         for link in sorted(links, key=lambda k: (k["right"], k["dialogue"], k["old_key"])):
             mark = "same key" if link["right"] else "WRONG"
-            verdict = audit.get((link["old"], link["new"]))
-            judged = "" if verdict is None else (" · judged: replaces" if verdict else " · judged: adds")
-            parts.append(f"- {mark} · dialogue {link['dialogue']} · `{link['old_key']}` → `{link['new_key']}`{judged}: "
-                         f"«{link['old']}» → «{link['new']}»")
+            pair = (link["old"], link["new"])
+            readings = " ".join(f"{name}:{'r' if reading[pair] else 'a'}" for name, reading in judges.items()
+                                if pair in reading)
+            check = "kept" if pair in survivors else "dropped"
+            parts.append(f"- {mark} · dialogue {link['dialogue']} · `{link['old_key']}` → `{link['new_key']}` · "
+                         f"judged {readings or '—'} · check: {check}: «{link['old']}» → «{link['new']}»")
         parts.append("")
     return "\n".join(parts)
 
@@ -211,29 +262,34 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=str(ROOT / "bench/results/versioning.md"))
     p.add_argument("--versions", default=str(VERSIONS),
                    help="recorded replies of the versions pass (default: %(default)s)")
+    p.add_argument("--checks", default=str(CHECKS),
+                   help="recorded replies of the versions check (default: %(default)s)")
     args = p.parse_args(argv)
-    replies = Path(args.versions)
-    if not replies.is_file():
-        p.error(f"{replies}: no such file")
+    replies, checks = Path(args.versions), Path(args.checks)
+    for path in (replies, checks):
+        if not path.is_file():
+            p.error(f"{path}: no such file")
     from local_eval.retrieval_eval import build_embedder
     embedder = build_embedder(args.embedder, args.cache_dir)
     records = tasks.load("gigamemory", str(DATA / "format_example.jsonl"))
     truth = truth_keys(FIXTURE)
-    listed = {name: [] for name in KEYSETS}
-    results = {(name, mode): measure(records, embedder, slot_map, truth, make_llm,
-                                     listed[name] if mode == "recorded replies" else None)
-               for name, slot_map in KEYSETS.items() for mode, make_llm in passes(replies).items()}
-    text = table(results)
+    judges = {name: read_audit(path) for name, path in JUDGES.items() if path.is_file()}
+    listed = {mode: {name: [] for name in KEYSETS} for mode in (RECORDED, UNCHECKED)}
+    results = {(name, mode): measure(records, embedder, slot_map, truth, way, judges,
+                                     listed[mode][name] if mode in listed else None)
+               for name, slot_map in KEYSETS.items() for mode, way in passes(replies, checks).items()}
+    text = table(results, judges)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     flat = {f"{keyset} / {mode}": rows for (keyset, mode), rows in results.items()}
     out.with_suffix(".json").write_text(json.dumps(flat, indent=1, ensure_ascii=False))
     command = f".venv/bin/python bench/versioning.py --embedder {args.embedder}"
-    if replies.resolve() != VERSIONS:
-        command += f" --versions {_shown(replies)} --out {_shown(out)}"
+    if replies.resolve() != VERSIONS or checks.resolve() != CHECKS:
+        command += f" --versions {_shown(replies)} --checks {_shown(checks)} --out {_shown(out)}"
     out.write_text(f"`{command}`\n\n{text}\n")
     links = out.with_name(out.stem + "_links.md")
-    links.write_text(f"Links the slots made with the recorded replies, `{command}`\n\n{links_text(listed, read_audit(AUDIT))}")
+    links.write_text(f"Links the slots made with the recorded replies, `{command}`\n\n"
+                     f"{links_text(listed[UNCHECKED], listed[RECORDED], judges)}")
     print(text)
     return 0
 

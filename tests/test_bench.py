@@ -106,13 +106,18 @@ def test_versioning_lists_every_link_it_counts(tmp_path, shared_data):
     figures = json.loads(out.with_suffix(".json").read_text())
     listing = (tmp_path / "versioning_links.md").read_text()
     for keyset in ("fixture keys", "first component"):
-        counted = figures[f"{keyset} / recorded replies"]["all"]
-        head = f"## {keyset}: {counted['links']} links, {counted['links'] - counted['right']} joining two fixture keys"
+        counted = figures[f"{keyset} / recorded replies, no check"]["all"]
+        head = f"## {keyset}: {counted['links']} links without the check, {counted['links'] - counted['right']} joining two fixture keys"
         assert head in listing
-    assert "Judged (the later statement replaces the earlier): all links" in listing
-    lines = [line for line in listing.splitlines() if line.startswith("- ")]
-    assert len(lines) == sum(figures[f"{k} / recorded replies"]["all"]["links"] for k in ("fixture keys", "first component"))
+        checked = figures[f"{keyset} / recorded replies + check"]["all"]
+        kept = int(listing.split(f"## {keyset}: ")[1].split("the check keeps ")[1].split()[0])
+        assert kept <= checked["links"] and kept < counted["links"]  # the check took links away
+        assert checked["check_calls"] > 0 and checked["check_unusable"] == 0
+        assert checked["links"] + checked["check_rejected"] >= counted["links"]
+    assert "- judge A calls replacements: all links" in listing
+    lines = [line for line in listing.splitlines() if line.startswith("- ") and "·" in line]
+    assert len(lines) == sum(figures[f"{k} / recorded replies, no check"]["all"]["links"] for k in ("fixture keys", "first component"))
     for line in lines:  # a link is "same key" exactly when both fixture keys are equal
         keys = line.split("`")[1], line.split("`")[3]
-        assert " · judged: " in line  # every recorded-replies link of the fixture has its pair judged
+        assert all(f"{name}:" in line.split(" · check:")[0] for name in "ABCD")  # every link's pair is judged
         assert line.startswith("- same key") == (keys[0] == keys[1]), line
