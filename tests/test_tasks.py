@@ -21,6 +21,18 @@ def test_ru_dev_questions_expand_over_the_sample_dialogues(shared_data):
     assert "Росляков" in first.sessions[0].messages[0]["content"]
 
 
+def test_a_question_file_elsewhere_reads_its_dialogues_from_the_folder_named(shared_data, tmp_path):
+    from local_eval.tasks import gigamemory
+    questions = tmp_path / "probe.jsonl"
+    questions.write_text('{"id": "p1", "dialogue_id": 2, "question": "Где я живу?", '
+                         '"question_type": "info_updating", "ans": "В Сибири", "ans_session_ids": [13]}\n',
+                         encoding="utf-8")
+    with pytest.raises(ValueError, match=f"no dialogue file in {tmp_path} holds dialogues \\['2'\\]"):
+        gigamemory.load(str(questions))
+    [record] = gigamemory.load(str(questions), dialogues_from=str(shared_data / "gigamemory"))
+    assert record.dialogue_id == "2" and record.evidence_sessions == ("13",) and record.gold == "В Сибири"
+
+
 def test_longmemeval_evidence_is_has_answer_turns(shared_data):
     records = tasks.load("longmemeval", str(shared_data / "longmemeval/longmemeval_s_dev.json.gz"))
     assert len(records) == 250

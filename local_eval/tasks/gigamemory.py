@@ -1,27 +1,29 @@
 """GigaMemory (the contest's format): records with sessions, or question files over them.
 
 A question file (like `ru_dev_questions.jsonl`) names its dialogue by `dialogue_id`; its
-dialogues are read from the other `.jsonl` files in the same folder.
+dialogues are read from the other `.jsonl` files in the same folder, or in `dialogues_from`.
 """
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+from typing import Optional
 
 from . import Evidence, Record, Session
 
 NO_INFO = "no_info"
 
 
-def load(path: str) -> list[Record]:
+def load(path: str, dialogues_from: Optional[str] = None) -> list[Record]:
     rows = _read_jsonl(Path(path))
     if all("sessions" in row for row in rows):
         return [_record(row, row) for row in rows]
-    dialogues = _sibling_dialogues(Path(path))
+    folder = Path(dialogues_from) if dialogues_from else Path(path).parent
+    dialogues = _dialogues_in(folder, skip=Path(path))
     missing = sorted({str(r["dialogue_id"]) for r in rows} - set(dialogues))
     if missing:
-        raise ValueError(f"{path}: no dialogue file beside it holds dialogues {missing}")
+        raise ValueError(f"{path}: no dialogue file in {folder} holds dialogues {missing}")
     return [_record(row, dialogues[str(row["dialogue_id"])]) for row in rows]
 
 
@@ -30,10 +32,11 @@ def _read_jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def _sibling_dialogues(path: Path) -> dict[str, dict]:
+def _dialogues_in(folder: Path, skip: Path) -> dict[str, dict]:
+    """Dialogue id -> the row with its sessions, from every `.jsonl` file of `folder` but `skip`."""
     found = {}
-    for other in sorted(path.parent.glob("*.jsonl")):
-        if other.resolve() == path.resolve():
+    for other in sorted(folder.glob("*.jsonl")):
+        if other.resolve() == skip.resolve():
             continue
         for row in _read_jsonl(other):
             if "sessions" in row:
