@@ -133,17 +133,23 @@ def parse_facts(raw: str, candidate: Candidate, stats: Counter, peer: bool = Fal
 
 
 def _json_items(raw: str):
-    text = (raw or "").strip()
-    for candidate in (text, _between(text, "{", "}"), _between(text, "[", "]")):
-        try:
-            data = json.loads(candidate)
-        except (ValueError, TypeError):
-            continue
+    for data in json_candidates(raw):
         if isinstance(data, dict):
             data = data.get("facts")
         if isinstance(data, list):
             return data
     return None
+
+
+def json_candidates(raw: str):
+    """What a model reply may hold as JSON, in order: all of it, its outermost {...}, its
+    outermost [...]; each that parses is yielded (a reply with prose around the JSON still counts)."""
+    text = (raw or "").strip()
+    for candidate in (text, _between(text, "{", "}"), _between(text, "[", "]")):
+        try:
+            yield json.loads(candidate)
+        except (ValueError, TypeError):
+            continue
 
 
 def _between(text: str, open_: str, close: str) -> str:

@@ -19,13 +19,12 @@ so the check can only take links away, never add one. Called by `dialogue`.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .. import prompts
-from .facts import slot_words
+from .facts import json_candidates, slot_words
 from .slots import Slots, order, same_value, topic_of
 
 MAX_GROUP = 16  # facts per prompt; bigger topics are cut into overlapping windows
@@ -96,12 +95,7 @@ def parse(raw: str, group: Group, stats: Counter) -> Optional[dict]:
 
 def _keys(raw: str, n: int) -> Optional[list]:
     """The reply's keys, normalized like slot keys; None unless exactly n non-empty strings."""
-    text = (raw or "").strip()
-    for candidate in (text, text[text.find("{"): text.rfind("}") + 1]):
-        try:
-            data = json.loads(candidate)
-        except (ValueError, TypeError):
-            continue
+    for data in json_candidates(raw):
         keys = data.get("keys") if isinstance(data, dict) else None
         if isinstance(keys, list) and len(keys) == n and all(isinstance(k, str) and k.strip() for k in keys):
             return [tuple(sorted(slot_words(k).split())) for k in keys]
@@ -136,15 +130,10 @@ def check_prompts(pairs: Sequence[tuple], lang: str) -> list[list]:
 
 def parse_check(raw: str) -> Optional[bool]:
     """{"replaces": true} -> True; a bare yes / no / да / нет as well; None for anything else."""
-    text = (raw or "").strip()
-    for candidate in (text, text[text.find("{"): text.rfind("}") + 1]):
-        try:
-            data = json.loads(candidate)
-        except (ValueError, TypeError):
-            continue
+    for data in json_candidates(raw):
         if isinstance(data, dict) and isinstance(data.get("replaces"), bool):
             return data["replaces"]
-    words = text.lower().strip(" .!\"«»").split()
+    words = (raw or "").strip().lower().strip(" .!\"«»").split()
     return _YES_NO.get(words[0]) if len(words) == 1 else None
 
 
