@@ -17,7 +17,6 @@ facts the versions pass links); `--no-check` turns the versions check off, to co
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -64,10 +63,9 @@ def main(argv=None) -> int:
         records = [r for name in ("format_example.jsonl", "ru_dev_questions.jsonl")
                    for r in tasks.load("gigamemory", str(DATA / name))]
     llm = Capture(FIXTURES)
-    config = Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None)
+    config = Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None,
+                    versions_check=not args.no_check)
     model = SubmitModelWithMemory("", config=config, llm=llm)
-    if args.no_check:
-        model.settings = dataclasses.replace(model.settings, versions_check=False)
     for record in records:
         harness.run_record(model, record)
     out = Path(args.out)

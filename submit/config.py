@@ -65,6 +65,8 @@ class Config:
     # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
     # LoCoMo, whose strict judge fails supported extra detail; the contest path leaves it off).
     shorten: bool = False
+    # Each version link is checked on its own two statements (README, "Facts and versions").
+    versions_check: bool = True
 
     def __post_init__(self):
         for name, (kind, low, high) in RANGES.items():

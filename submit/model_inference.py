@@ -65,7 +65,8 @@ class SubmitModelWithMemory(ModelWithMemory):
                                  max_turn_chars=self.config.max_turn_chars,
                                  answer_max_tokens=self.config.answer_max_tokens,
                                  extract_max_tokens=self.config.extract_max_tokens,
-                                 shorten=self.config.shorten)
+                                 shorten=self.config.shorten,
+                                 versions_check=self.config.versions_check)
         self.budget = TimeBudget(BudgetSettings(total_seconds=self.config.budget_hours * 3600,
                                                 expected_dialogues=self.config.expected_dialogues,
                                                 answer_ceiling_seconds=self.config.answer_ceiling_s),

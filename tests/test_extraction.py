@@ -108,6 +108,16 @@ def test_an_unusable_check_reply_keeps_the_link_and_a_pair_is_asked_once():
         assert list(llm.batches) == [2, 1, 1, 1, 1]
 
 
+def test_the_check_can_be_turned_off_in_the_config():
+    model, llm = make_model([facts_reply(("город", "Казань", "Пользователь живёт в Казани")),
+                             facts_reply(("город", "Пермь", "Пользователь живёт в Перми")),
+                             json.dumps({"keys": ["город", "город"]}), "В Перми."], versions_check=False)
+    dialogue(model, [("Живу в Казани", "Ок")], [("Переехал в Пермь", "Ок")])
+    assert model.answer_to_question("d", "Где я живу?") == "В Перми."
+    assert list(llm.batches) == [2, 1, 1]  # extraction, the versions pass, the answer: no check
+    assert len(model.memories["d"].slots.links()) == 1
+
+
 def test_the_check_reply_is_read_from_json_or_a_bare_word():
     assert versions.parse_check('{"replaces": true}') is True
     assert versions.parse_check('Ответ: {"replaces": false}.') is False
