@@ -110,6 +110,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--shorten", choices=("on", "off"), default=None,
                    help="a second LLM call per answer cuts it to what the question asks, keeping only "
                         "the draft's own words [default: off, as in the contest]")
+    p.add_argument("--versions-check", choices=("on", "off"), default="on",
+                   help="ask of each version link whether the later fact really replaces the earlier "
+                        "(README, 'Facts and versions') [default: on, as in the contest]")
     p.add_argument("--mode", choices=("answer", "retrieval"), default="answer",
                    help="answer: the full pipeline; retrieval: evidence recall only, no LLM")
     p.add_argument("--retrieval", choices=("hybrid", "dense", "bm25"), default="hybrid",
@@ -136,6 +139,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.context_chars is None:
         args.context_chars = CONTEXT_CHARS.get(args.dataset, Config.context_chars)
     args.shorten = SHORTEN.get(args.dataset, False) if args.shorten is None else args.shorten == "on"
+    args.versions_check = args.versions_check == "on"
     if args.refined and args.dataset != "locomo":
         p.error(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, not {args.dataset}")
     try:
@@ -183,7 +187,8 @@ def build_model(args):
                     embed_cache_dir=args.cache_dir or None,
                     answer_ceiling_s=args.answer_ceiling, expected_dialogues=args.expected_dialogues or 1000,
                     time_budget=args.time_budget,
-                    extract_max_tokens=args.extract_max_tokens, shorten=args.shorten, embedder_fallback=False)
+                    extract_max_tokens=args.extract_max_tokens, shorten=args.shorten,
+                    versions_check=args.versions_check, embedder_fallback=False)
     kind, _, arg = args.llm.partition(":")
     with startup_errors(args):
         return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)
