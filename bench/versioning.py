@@ -212,12 +212,13 @@ def majority(pair: tuple, judges: dict) -> str:
 
 
 def majority_text(links: list, survivors: set, judges: dict) -> str:
-    """`the check keeps 44 of 47 replacements, 0 of 14 adds, 1 of 7 split`."""
+    """`the check keeps 44 of 47 replaces, 0 of 14 adds, 1 of 7 split` (by the judges' majority)."""
     counts = {kind: [0, 0] for kind in ("replaces", "adds", "split")}
     for link in links:
         pair = (link["old"], link["new"])
-        counts[majority(pair, judges)][0] += 1
-        counts[majority(pair, judges)][1] += pair in survivors
+        count = counts[majority(pair, judges)]
+        count[0] += 1
+        count[1] += pair in survivors
     return "the check keeps " + ", ".join(f"{kept} of {n} {kind}" for kind, (n, kept) in counts.items())
 
 
