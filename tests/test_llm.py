@@ -5,9 +5,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from submit.memory.llm import BackendUnavailable, Ledger, ScriptedLLM, StopRun, make_llm
+from local_eval.llms import make_llm
+from submit.memory.llm import BackendUnavailable, Ledger, ScriptedLLM, StopRun
 from submit.memory.llm_backends import shorten_chat, strip_junk
-from submit.memory.llm_store import prompt_key, settings_of
+from local_eval.llms.store import prompt_key, settings_of
 from conftest import send_json
 
 CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
