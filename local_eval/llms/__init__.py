@@ -7,6 +7,7 @@
   replay:DIR           answers only from DIR's replies; a miss stops the run
   collect:DIR          answers from DIR, queues the rest for a batch job
   fixture:FILE[,FILE]  recorded extraction and versions output (`fixture.py`)
+  split:SPEC;SPEC      schema prompts to the first backend, answers to the second (`split.py`)
 Called by `local_eval/run.py` (readers and judges), `tools/` and `bench/`.
 """
 from __future__ import annotations
@@ -45,6 +46,12 @@ def _fixture(arg: str) -> LLM:
     return FixtureLLM(arg)
 
 
+def _split(arg: str) -> LLM:
+    from .split import SplitLLM, parse
+    structured, text = parse(arg)
+    return SplitLLM(make_llm(structured), make_llm(text))
+
+
 BACKENDS: dict[str, Callable[[str], LLM]] = {
     **llm_backends.BACKENDS,
     "openai": _openai,
@@ -52,6 +59,7 @@ BACKENDS: dict[str, Callable[[str], LLM]] = {
     "replay": _replay,
     "collect": _collect,
     "fixture": _fixture,
+    "split": _split,
 }
 
 
