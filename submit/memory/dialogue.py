@@ -192,10 +192,10 @@ class DialogueMemory:
     def _dated(self, candidate, lang: str):
         """The candidate with relative time resolved against its session's date, where it has
         one: the facts then carry dates ("went to a support group yesterday [7 May 2023]")."""
-        date = self.store.date_of(candidate.turn)
-        if not date:
+        day = self.store.day_of(candidate.turn)
+        if not day:
             return candidate
-        return dataclasses.replace(candidate, text=annotate(candidate.text, date, lang))
+        return dataclasses.replace(candidate, text=annotate(candidate.text, day, lang))
 
     def add_facts(self, new: list) -> list:
         """Facts into the slots (linking by the rule) and into the index as keys pointing to
