@@ -106,10 +106,10 @@ def test_fresh_keeps_every_row_until_the_model_has_started(tmp_path):
 
 
 def test_default_folders_are_per_dataset_and_mode():
-    from local_eval import run as run_py
+    from local_eval import folder, run as run_py
     retrieval = run_py.parse_args(["--mode", "retrieval", "--dataset", "locomo", "--data", "x.json"])
-    assert run_py.output_folder(retrieval) == ROOT / "runs" / "locomo-retrieval"
-    assert run_py.output_folder(run_py.parse_args([])) == ROOT / "runs" / "demo-answer"
+    assert folder.output_folder(retrieval) == ROOT / "runs" / "locomo-retrieval"
+    assert folder.output_folder(run_py.parse_args([])) == ROOT / "runs" / "demo-answer"
 
 
 def test_retrieval_writes_a_manifest_and_never_overwrites_an_answer_run(tmp_path):
@@ -296,7 +296,7 @@ def batch_reply(chat) -> str:
 
 
 def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(tmp_path):
-    from local_eval import harness, tasks
+    from local_eval import benchmarks, harness
     from submit.memory.llm import ScriptedLLM
     from local_eval.llms.store import answer_pending
     batch, out = tmp_path / "batch", tmp_path / "run"
@@ -319,7 +319,7 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
     replayed = demo(tmp_path / "replayed", "--llm", f"replay:{batch}")
     assert replayed.returncode == 0, replayed.stderr
     model, _ = make_model([batch_reply] * 1000)
-    expected = {r.id: harness.run_record(model, r).answer for r in tasks.load("demo")}
+    expected = {r.id: harness.run_record(model, r).answer for r in benchmarks.load("demo")}
     assert len(set(expected.values())) == 10  # every answer came from its own prompt
     for folder in (out, tmp_path / "replayed"):
         got = {r["id"]: r["answer"] for r in rows(folder) if r["complete"]}
