@@ -37,13 +37,13 @@ def build_model(args):
     from submit import SubmitModelWithMemory
 
     from .llms import make_llm
-    config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
-                    embed_cache_dir=args.cache_dir or None, answer_ceiling_s=args.answer_ceiling,
-                    expected_dialogues=args.expected_dialogues or Config.expected_dialogues,
-                    time_budget=args.time_budget, extract_max_tokens=args.extract_max_tokens,
-                    shorten=args.shorten, versions_check=args.versions_check, embedder_fallback=False)
     kind, _, arg = args.llm.partition(":")
-    with startup_errors(args):
+    with startup_errors(args):  # a number out of Config's range is the user's too
+        config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
+                        embed_cache_dir=args.cache_dir or None, answer_ceiling_s=args.answer_ceiling,
+                        expected_dialogues=args.expected_dialogues or Config.expected_dialogues,
+                        time_budget=args.time_budget, extract_max_tokens=args.extract_max_tokens,
+                        shorten=args.shorten, versions_check=args.versions_check, embedder_fallback=False)
         llm = make_llm(args.llm)
         return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config, llm=llm)
 

@@ -181,11 +181,12 @@ def select(records: list, args) -> list:
 def main(argv=None) -> int:
     """Exit codes: 0 done; 2 a user mistake (one line on stderr); 3 stopped (a replay miss, a
     failing backend), finished rows kept; 4 done, but some records are incomplete."""
+    from submit.config import ConfigError
     from submit.memory.llm import StopRun
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         return run(parse_args(argv), argv)
-    except UsageError as e:
+    except (UsageError, ConfigError) as e:
         print(f"run.py: error: {e}", file=sys.stderr)
         return 2
     except (StopRun, BackendFailing) as e:

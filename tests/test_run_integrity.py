@@ -124,6 +124,15 @@ def test_retrieval_writes_a_manifest_and_never_overwrites_an_answer_run(tmp_path
     assert manifest["settings"] == {"embedder": "hash", "context_chars": 8000, "retrieval": "bm25", "refined_sha256": None}
 
 
+def test_counts_start_at_one_and_a_number_out_of_range_is_one_line(tmp_path):
+    proc = demo(tmp_path / "one", "--limit", "1", "--expected-dialogues", "1", "--context-chars", "1",
+                "--extract-max-tokens", "1")
+    assert proc.returncode == 0, proc.stderr
+    line = one_line(demo(tmp_path / "big", "--context-chars", "20000000"), 2)
+    assert line == "run.py: error: context_chars must be an integer from 1 to 10000000, got 20000000"
+    assert not (tmp_path / "big").exists()
+
+
 # --- a failing LLM, a replay miss ------------------------------------------------------------
 
 class Server(BaseHTTPRequestHandler):
