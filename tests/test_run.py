@@ -18,6 +18,20 @@ def test_help_documents_every_option():
         assert option in out
 
 
+def test_help_lists_every_kind_and_type_and_says_each_default_once(monkeypatch):
+    from local_eval import benchmarks, llms, run as run_py
+    monkeypatch.setenv("COLUMNS", "2000")  # one line per option: no word cut at a hyphen
+    monkeypatch.setitem(llms.BACKENDS, "newkind", lambda arg: None)  # registered later: listed too
+    text = run_py.parser().format_help()
+    line = {o: text.split(f"\n  {o} ")[1].split("\n  --")[0] for o in ("--llm", "--context-chars")}
+    for kind in llms.BACKENDS:
+        assert f" {kind}" in line["--llm"], kind
+    assert "newkind:ARG" in line["--llm"] and "fixture:FILE" in line["--llm"] and "gguf:" not in text
+    assert line["--context-chars"].count("default") == 1 and "(default: None)" not in text
+    assert all(t in text for b in benchmarks.BENCHMARKS.values() for t in b.types)
+    assert "130 interrupted" in text
+
+
 def test_default_run_on_the_demo_writes_table_and_files(tmp_path):
     proc = run("--out", str(tmp_path), "--embedder", "hash")
     assert proc.returncode == 0, proc.stderr

