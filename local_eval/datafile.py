@@ -59,6 +59,19 @@ def load(dataset: str, data: Optional[str], refined: Optional[str] = None) -> li
     return records
 
 
+def refined_note(refined: str, data: str, records: list) -> str:
+    """How many of LoCoMo-Refined's questions the run asks, and which conversations' it leaves out
+    (those the --data file lacks), e.g. on the dev file about half of them."""
+    from .tasks.locomo_refined import read_questions
+    rows = read_questions(refined)
+    asked = {row["qa_id"] for row in rows} & {r.id for r in records}
+    left = sorted({row["sample_id"] for row in rows if row["qa_id"] not in asked})
+    if not left:
+        return f"--refined: all {len(rows)} questions of {refined}"
+    return (f"--refined: {len(asked)} of the {len(rows)} questions of {refined}; {len(rows) - len(asked)} left out, "
+            f"about conversations {data} does not hold ({', '.join(left)})")
+
+
 def _unreadable(dataset: str, path: Path, error: ValueError) -> str:
     """Where the file stops being JSON: the file's own line number, whatever the format."""
     if benchmarks.get(dataset).json_lines:

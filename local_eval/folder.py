@@ -6,11 +6,16 @@ setting of its mode that is not the default (`runs/locomo-retrieval-hash`,
 meet in one default folder. A folder holding `results.jsonl`
 or `summary.json` is a run; its manifest (`manifest.py`) says whether a rerun may go on
 there. `--merge DIR... --out OUT` gathers the rows of shard folders of one dataset and
-the same settings. Called by run.py.
+the same settings. One run writes a folder at a time (`lock`); the submission's log goes to
+its `run.log` (`log`), not the terminal. Called by run.py.
 """
 from __future__ import annotations
 
+import fcntl
+import logging
+import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import manifest, results
@@ -18,6 +23,8 @@ from .errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTS = (results.RESULTS, "summary.json")  # a folder holding one of these is a run
+LOCK = ".lock"  # held by the run writing the folder
+LOG = "run.log"  # the submission's log lines of every pass, appended
 
 
 def output_folder(args) -> Path:
@@ -68,9 +75,9 @@ def set_aside(out: Path) -> None:
         print(f"--fresh: the old rows are in {out / results.RESULTS}.bak")
 
 
-def merge(args, out: Path) -> list:
-    """--merge DIR... --out OUT: the rows of shard folders of one dataset and the same settings,
-    written into OUT with their common manifest; `args` then describes the sources."""
+def sources(args, out: Path) -> manifest.Manifest:
+    """--merge DIR... --out OUT: the manifest the shard folders share, checked against OUT and
+    the settings given (nothing written yet)."""
     merged = manifest.common([Path(s) for s in args.merge], out)
     refuse_other_settings(args, merged)
     if not args.fresh:
@@ -78,7 +85,13 @@ def merge(args, out: Path) -> list:
         if old is not None and not old.merged_from:
             raise UsageError(f"--out {out} holds a run, not a merge; pick another --out")
         manifest.check(out, merged, PRODUCTS)
-    else:
+    return merged
+
+
+def merge(args, out: Path, merged: manifest.Manifest) -> list:
+    """The rows of the shard folders, written into OUT with their common manifest; `args` then
+    describes the sources."""
+    if args.fresh:
         set_aside(out)
     rows = results.merge(args.merge, out)
     manifest.write(out, merged)
@@ -97,3 +110,53 @@ def refuse_other_settings(args, merged: manifest.Manifest) -> None:
             option = "--" + name.replace("_", "-")
             raise UsageError(f"--merge: its sources were made with {option} {value}, not {given}; "
                              f"the settings come from the sources, leave {option} out")
+
+
+@contextmanager
+def lock(out: Path):
+    """Held while a run writes OUT: a second run into the same folder is refused (UsageError)
+    instead of both writing and the official files holding only the last one's rows. The
+    lock is the kernel's (flock), so a killed run never leaves it held."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK, "a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            raise UsageError(f"{out} is being written by another run (pid {holder}); wait for it to finish, "
+                             "or pass another --out") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        yield
+
+
+class Log(logging.FileHandler):
+    """OUT/run.log, counting the warnings and errors it takes."""
+
+    def __init__(self, path: Path):
+        super().__init__(path, encoding="utf-8", delay=True)  # no file until a line comes
+        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        self.problems = 0
+
+    def emit(self, record):
+        self.problems += record.levelno >= logging.WARNING
+        super().emit(record)
+
+
+@contextmanager
+def log(out: Path):
+    """The submission's log (a failed call's traceback, every fallback) into OUT/run.log while
+    the records run: a backend that is down is one line on the terminal, not hundreds."""
+    logger = logging.getLogger("gigamemory")
+    handler, propagate = Log(out / LOG), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+        handler.close()

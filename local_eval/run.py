@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -264,7 +264,8 @@ def select(records: list, args) -> list:
 
 def main(argv=None) -> int:
     """Exit codes: 0 done; 2 a user mistake (one line on stderr); 3 stopped (a replay miss, a
-    failing backend), finished rows kept; 4 done, but some records are incomplete."""
+    failing backend), finished rows kept; 4 done, but some records are incomplete; 130
+    interrupted (Ctrl-C), finished rows kept."""
     from submit.config import ConfigError
     from submit.memory.llm import StopRun
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -276,27 +277,64 @@ def main(argv=None) -> int:
     except (StopRun, BackendFailing) as e:
         print(f"run.py: stopped: {e}", file=sys.stderr)
         return 3
+    except KeyboardInterrupt:
+        print(f"run.py: {interrupted(argv)}", file=sys.stderr)
+        return INTERRUPTED
+
+
+INTERRUPTED = 130  # the shell's own code for a Ctrl-C
+
+
+def interrupted(argv: list) -> str:
+    """What a run stopped by Ctrl-C kept, and the command that goes on."""
+    try:
+        out = folder.output_folder(parse_args(argv))
+    except (UsageError, KeyboardInterrupt):
+        return "interrupted"
+    kept = sum(1 for row in results.read(out, say=False) if row["complete"])
+    return (f"interrupted: {kept} finished record(s) kept in {out / results.RESULTS}; the same command "
+            f"resumes: {commands.again(argv)}")
 
 
 def run(args, argv: list) -> int:
     out, start = folder.output_folder(args), time.perf_counter()
     if args.merge:
-        return finish(folder.merge(args, out), args, out, start)
+        sources = folder.sources(args, out)
+        with folder.lock(out):
+            return finish(folder.merge(args, out, sources), args, out, start)
     data = datafile.check(args.dataset, args.data)
     base = manifest.of_run(args, data)
     old = None if args.fresh else manifest.check(out, base, folder.PRODUCTS)
     if old is not None and base.code[0] not in old.code:
         print(f"note: {out} also holds rows of other code versions; {manifest.MANIFEST} lists each one",
               file=sys.stderr)
-    records = select(datafile.load(args.dataset, args.data, args.refined), args)
+    loaded = datafile.load(args.dataset, args.data, args.refined)
+    if args.refined:
+        print(datafile.refined_note(args.refined, args.data, loaded))
+    records = select(loaded, args)
     base = (old or base).with_code(base.code[0])
     if args.mode == "retrieval":
         return retrieval(records, args, out, base, start)
-    used = evaluate(records, args, out, base)
-    wanted = {r.id for r in records}
-    rows = [r for r in results.read(out, say=False) if r["id"] in wanted]
-    code = finish(rows, args, out, start)
-    for llm in used or ():
+    return answer(records, args, argv, out, base, start)
+
+
+def answer(records: list, args, argv: list, out: Path, base: manifest.Manifest, start: float) -> int:
+    """Answer mode: run what is not done yet, then report every row of the folder."""
+    todo = pending(records, args, out)
+    model = judge_llm = None
+    if todo:  # a bad spec stops here, before anything is written
+        model, judge_llm = backends.build_model(args), backends.build_judge(args)
+    with folder.lock(out), folder.log(out) as log:
+        if todo:
+            evaluate(todo, model, judge_llm, args, out, base)
+        rows = results.read(out, say=False)
+        if len(rows) > len(records):
+            print(f"the summary, report and official files cover all {len(rows)} records in {out} "
+                  f"({len(records)} chosen by this command)")
+        code = finish(rows, args, out, start)
+    if log.problems:
+        print(f"the submission logged {log.problems} warning(s) or error(s): {out / folder.LOG}")
+    for llm in (model.llm if model else None, judge_llm):
         commands.batch_report(llm, argv)
     return code
 
@@ -304,14 +342,10 @@ def run(args, argv: list) -> int:
 FAILING_START = 3  # records failed in a row at the start of a pass: the backend is down, stop
 
 
-def evaluate(records, args, out: Path, base: manifest.Manifest) -> Optional[list]:
-    """Run every record without a complete row in OUT/results.jsonl, appending each row as it
-    finishes; the LLMs used (for the batch-mode report), or None when nothing was left to run."""
+def evaluate(todo: list, model, judge_llm, args, out: Path, base: manifest.Manifest) -> None:
+    """Run each record, appending its row to OUT/results.jsonl as it finishes; stop when the
+    backend failed on every record of the pass so far (FAILING_START of them)."""
     from tqdm import tqdm
-    todo = pending(records, args, out)
-    if not todo:
-        return None
-    model, judge_llm = backends.build_model(args), backends.build_judge(args)  # a bad spec stops here
     if args.fresh:
         folder.set_aside(out)
     manifest.write(out, base)
@@ -322,11 +356,18 @@ def evaluate(records, args, out: Path, base: manifest.Manifest) -> Optional[list
         if streak is not None:
             streak = streak + 1 if set(row["incomplete"]) & {*scoring.FAILED, "judge_failed"} else None
         if streak == FAILING_START:
-            which = f"--judge {args.judge}" if "judge_failed" in row["incomplete"] else f"--llm {args.llm}"
-            raise BackendFailing(
-                f"the LLM failed on the first {streak} records ({', '.join(row['incomplete'])}); check "
-                f"{which}. They are stored incomplete and run again next time")
-    return [model.llm, judge_llm]
+            raise BackendFailing(failing(row, args, out))
+
+
+def failing(row: dict, args, out: Path) -> str:
+    """Why the run stops: which backend failed from the start, and where its errors are."""
+    if "judge_failed" in row["incomplete"]:
+        backend, option, details = "judge", f"--judge {args.judge}", f"judge_error in {out / results.RESULTS}"
+    else:
+        backend, option, details = "LLM", f"--llm {args.llm}", f"the submission's log, {out / folder.LOG}"
+    return (f"the {backend} failed on the first {FAILING_START} records of {args.dataset} "
+            f"({', '.join(row['incomplete'])}); check {option} (errors: {details}). They are stored "
+            "incomplete and run again next time")
 
 
 def pending(records: list, args, out: Path) -> list:
@@ -362,12 +403,19 @@ def retrieval(records, args, out: Path, base: manifest.Manifest, start: float) -
     with backends.startup_errors(args):
         embedder = retrieval_eval.build_embedder(args.embedder, args.cache_dir)
     found, measured = retrieval_eval.run(records, args, embedder)
-    manifest.write(out, base)
-    summary.write(found, out, start)
-    report.write_retrieval(found, measured, out)
+    with folder.lock(out):
+        manifest.write(out, base)
+        summary.write(found, out, start)
+        written = report.write_retrieval(found, measured, out)
     retrieval_eval.print_table(found)
+    print(f"wrote {out}/: {', '.join(['summary.json', *written, manifest.MANIFEST])}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if code == INTERRUPTED:  # an answer's worker may wait minutes on a server: leave without it
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

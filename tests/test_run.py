@@ -95,6 +95,8 @@ def test_shards_merge_into_one_report_with_official_formats(tmp_path, shared_dat
         proc = run("--dataset", "locomo", "--data", data, "--refined", refined, "--shard", f"{k}/2", "--limit", "2",
                    "--out", str(tmp_path / f"s{k}"), "--embedder", "hash")
         assert proc.returncode == 0, proc.stderr
+        assert f"--refined: 4 of the 5 questions of {refined}; 1 left out, about conversations {data} does not " \
+               "hold (conv-99)" in proc.stdout
     proc = run("--dataset", "locomo", "--merge", str(tmp_path / "s1"), str(tmp_path / "s2"),
                "--out", str(tmp_path / "all"), "--embedder", "hash")
     assert proc.returncode == 0, proc.stderr

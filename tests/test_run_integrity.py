@@ -5,11 +5,13 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 import pytest
 
@@ -87,6 +89,27 @@ def test_the_manifest_records_settings_data_hash_and_code_version(tmp_path):
     assert [c["commit"] for c in manifest["code"]] == [head] and isinstance(manifest["code"][0]["dirty"], bool)
 
 
+def test_a_narrower_rerun_reports_every_row_of_the_folder(tmp_path):
+    assert demo(tmp_path, "--limit", "3").returncode == 0
+    proc = demo(tmp_path, "--limit", "1", "--types", "no_info")
+    assert proc.returncode == 0, proc.stderr
+    assert f"the summary, report and official files cover all 4 records in {tmp_path} (1 chosen by this command)" \
+        in proc.stdout
+    assert json.loads((tmp_path / "summary.json").read_text())["records"] == 4
+    assert len(json.loads((tmp_path / "output.json").read_text())) == 4
+    assert "# demo: 4 records" in (tmp_path / "report.md").read_text()
+
+
+def test_a_second_run_into_a_folder_being_written_is_refused(tmp_path):
+    from local_eval import folder
+    with folder.lock(tmp_path):  # another run holds the folder
+        line = one_line(demo(tmp_path, "--limit", "1"), 2)
+    assert line == (f"run.py: error: {tmp_path} is being written by another run (pid {os.getpid()}); wait for "
+                    "it to finish, or pass another --out")
+    assert not (tmp_path / "results.jsonl").exists()
+    assert demo(tmp_path, "--limit", "1").returncode == 0  # released with its holder
+
+
 def test_code_version_without_git_is_unknown_not_an_error(tmp_path):
     from local_eval.manifest import code_version
     assert code_version(tmp_path) == {"commit": None, "dirty": None}
@@ -126,7 +149,9 @@ def test_retrieval_writes_a_manifest_and_never_overwrites_an_answer_run(tmp_path
     line = one_line(demo(tmp_path / "answer", "--mode", "retrieval"), 2)
     assert 'mode: "answer" -> "retrieval"' in line
     assert (tmp_path / "answer" / "summary.json").read_bytes() == summary
-    assert demo(tmp_path / "retrieval", "--mode", "retrieval", "--retrieval", "bm25").returncode == 0
+    proc = demo(tmp_path / "retrieval", "--mode", "retrieval", "--retrieval", "bm25")
+    assert proc.returncode == 0
+    assert f"wrote {tmp_path / 'retrieval'}/: summary.json, report.md, missed.jsonl, run.json" in proc.stdout
     manifest = json.loads((tmp_path / "retrieval" / "run.json").read_text())
     assert manifest["mode"] == "retrieval"
     assert manifest["settings"] == {"embedder": "hash", "context_chars": 8000, "retrieval": "bm25", "refined_sha256": None}
@@ -191,9 +216,53 @@ def test_a_failed_llm_leaves_incomplete_rows_that_a_resume_runs_again(tmp_path):
 def test_an_llm_failing_from_the_start_stops_the_run_after_three_records(tmp_path):
     proc = demo(tmp_path, "--llm", f"openai:http://127.0.0.1:{free_port()}/v1#tiny")
     assert proc.returncode == 3
-    last = proc.stderr.strip().splitlines()[-1]  # the backend's own log lines come before it
-    assert last.startswith("run.py: stopped: the LLM failed on the first 3 records (") and "check --llm openai:" in last
     assert [r["complete"] for r in rows(tmp_path)] == [False] * 3
+
+
+def test_a_backend_that_is_down_is_one_line_and_its_log_goes_to_the_folder(tmp_path):
+    line = one_line(demo(tmp_path, "--llm", f"openai:http://127.0.0.1:{free_port()}/v1#tiny"), 3)
+    assert line.startswith("run.py: stopped: the LLM failed on the first 3 records of demo (")
+    assert "check --llm openai:http://127.0.0.1:" in line and f"(errors: the submission's log, {tmp_path / 'run.log'})" in line
+    assert "URLError" in (tmp_path / "run.log").read_text()  # the tracebacks, for whoever wants them
+
+
+class Hanging(Server):
+    """The server above until `hang` is set; then it takes requests and never answers."""
+    hang = threading.Event()
+
+    def do_POST(self):
+        if self.hang.is_set():
+            time.sleep(60)
+            return
+        super().do_POST()
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(tmp_path, monkeypatch):
+    from local_eval import commands
+    port = free_port()
+    server = ThreadingHTTPServer(("127.0.0.1", port), Hanging)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    argv = ["--out", str(tmp_path), *FAST, "--llm", f"openai:http://127.0.0.1:{port}/v1#tiny"]
+    proc = subprocess.Popen([sys.executable, "local_eval/run.py", *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"})
+    try:
+        deadline = time.time() + 300
+        while not (tmp_path / "results.jsonl").is_file() and time.time() < deadline:
+            time.sleep(0.2)
+        Hanging.hang.set()
+        time.sleep(2)  # the next record is waiting on the server now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        server.shutdown()
+        Hanging.hang.clear()
+    kept = len(rows(tmp_path))
+    monkeypatch.chdir(ROOT)  # where the command was typed
+    assert proc.returncode == 130 and kept >= 1
+    assert err.strip() == (f"run.py: interrupted: {kept} finished record(s) kept in {tmp_path / 'results.jsonl'}; "
+                           f"the same command resumes: {commands.again(argv)}")
 
 
 def test_a_replay_miss_stops_with_exit_3_and_keeps_the_finished_rows(tmp_path):
@@ -391,9 +460,10 @@ def test_a_judge_can_collect_too_and_judges_only_complete_answers(tmp_path):
 
 def test_a_judge_that_fails_leaves_the_row_incomplete_not_a_traceback(tmp_path):
     proc = demo(tmp_path, "--judge", f"openai:http://127.0.0.1:{free_port()}/v1#judge", "--limit", "3")
-    assert proc.returncode == 3 and "Traceback" not in proc.stderr.splitlines()[-1]
-    assert proc.stderr.strip().splitlines()[-1].startswith("run.py: stopped: the LLM failed on the first 3 records "
-                                                          "(judge_failed); check --judge openai:")
+    line = one_line(proc, 3)
+    assert line.startswith("run.py: stopped: the judge failed on the first 3 records of demo (judge_failed); "
+                           "check --judge openai:")
+    assert f"(errors: judge_error in {tmp_path / 'results.jsonl'})" in line
     assert [(r["complete"], r["incomplete"]) for r in rows(tmp_path)] == [(False, ["judge_failed"])] * 3
 
 
