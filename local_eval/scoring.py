@@ -5,10 +5,12 @@ A row holds the answer, the lexical scores (and the benchmark's own, its declara
 `scores`), the judge's verdict, whether the packed context held the evidence, the
 fallbacks and the submission's stats. A row whose answer did not come from the LLM (a
 failure, a batch-mode placeholder) or whose judge failed is `"complete": false`, with
-`"incomplete"` naming why. Called by run.py for every record it runs.
+`"incomplete"` naming why; `"conditions"` says what its time was measured under (the
+embedding cache's hits and misses, the machine's load). Called by run.py for every record.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 from . import benchmarks, harness, judges, metrics, retrieval_eval
@@ -26,6 +28,7 @@ def run_one(record, model, judge_llm, args) -> dict:
     for llm in (model.llm, judge_llm):
         llm_store.next_record(llm)
     before, asked = Counter(model.fallbacks), llm_store.placeholders(model.llm)
+    cache = _cache_counts(model.embedder)
     result = harness.run_record(model, record, use_dates=not args.no_dates)
     delta = dict(Counter(model.fallbacks) - before)
     why = [k for k in FAILED if k in delta]
@@ -38,7 +41,21 @@ def run_one(record, model, judge_llm, args) -> dict:
         why.append("pending_judge_reply")
     if row["judge_error"]:
         why.append("judge_failed")
-    return {**row, "complete": not why, "incomplete": why}
+    return {**row, "conditions": conditions(model.embedder, cache), "complete": not why, "incomplete": why}
+
+
+def _cache_counts(embedder) -> tuple:
+    """(hits, misses) of the embedding cache so far; (None, None) without one (--cache-dir '')."""
+    return getattr(embedder, "hits", None), getattr(embedder, "misses", None)
+
+
+def conditions(embedder, before: tuple) -> dict:
+    """What the record's time was measured under: the embedding cache's hits and misses during
+    it, and the machine's load per core as it ended (1-minute average, this run included)."""
+    after = _cache_counts(embedder)
+    hits, misses = (None, None) if after[0] is None else (after[0] - before[0], after[1] - before[1])
+    return {"embed_cache_hits": hits, "embed_cache_misses": misses,
+            "load_per_core": round(os.getloadavg()[0] / (os.cpu_count() or 1), 2)}
 
 
 def score(record, result, fallbacks: dict, judge_llm, benchmark: benchmarks.Benchmark) -> dict:

@@ -47,11 +47,19 @@ def mean(values):
 def block(rows) -> dict:
     """The scores of a group of rows (`overall`, or one question type)."""
     out = {"n": len(rows), "accuracy": mean(r["correct"] for r in rows), "f1": mean(r["f1"] for r in rows),
-           "em": mean(r["em"] for r in rows), "evidence_in_context": mean(r["evidence_in_context"] for r in rows)}
+           "em": mean(r["em"] for r in rows), **evidence(rows)}
     for key in ("refined_f1", "refined_bleu"):
         if any(key in r for r in rows):
             out[key] = mean(r.get(key) for r in rows)
     return out
+
+
+def evidence(rows) -> dict:
+    """`evidence_in_context`: the share of the questions with evidence turns (`evidence_n` of them)
+    whose packed context held every one; questions without evidence (abstention, or a gold
+    without evidence ids) are left out. The one definition, also bench/locomo_answers.py's."""
+    found = [r["evidence_in_context"] for r in rows if r.get("evidence_in_context") is not None]
+    return {"evidence_in_context": mean(found), "evidence_n": len(found)}
 
 
 def llm_ledger(rows) -> dict:
@@ -95,6 +103,7 @@ def print_table(summary: dict) -> None:
               f"BLEU-1 {_show(summary['overall']['refined_bleu'])}")
     p, llm = summary["profile"], summary["llm"]
     print(f"answer_time p50 {p['answer_time']['p50']} s, p90 {p['answer_time']['p90']} s; projected "
-          f"{p['projection']['hours']} h for {p['projection']['dialogues']} dialogues (limit 7 h); "
+          f"{p['projection']['hours']} h for {p['projection']['dialogues']} dialogues (limit 7 h; measured with "
+          f"{profiler.describe(p['measured_under'])}); "
           f"LLM {llm['prompt_tokens_per_dialogue']} prompt / {llm['output_tokens_per_dialogue']} output "
           f"tokens per dialogue; fallbacks: {summary['fallbacks'] or 'none'}")

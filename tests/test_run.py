@@ -43,6 +43,9 @@ def test_default_run_on_the_demo_writes_table_and_files(tmp_path):
     assert summary["scorer"] == "lexical" and summary["llm"]["calls_per_dialogue"] > 1
     for name in ("output.json", "submit.csv", "report.md", "accuracy.png", "stages.png", "results.jsonl"):
         assert (tmp_path / name).is_file(), name
+    report = (tmp_path / "report.md").read_text()
+    assert "(fits), measured with embedding cache " in report and " per core on " in report
+    assert "Evidence in context: the share of the 8 questions with evidence turns" in report
 
 
 def test_contest_sample_gives_four_rows(tmp_path, shared_data):
