@@ -29,10 +29,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path)
-from local_eval import (backends, benchmarks, commands, datafile, folder, manifest, report, results,  # noqa: E402
-                        retrieval_eval, scoring, summary, tasks)
+from local_eval import (backends, benchmarks, commands, datafile, folder, llms, manifest, report,  # noqa: E402
+                        results, retrieval_eval, scoring, summary, tasks)
 from local_eval.errors import BackendFailing, UsageError  # noqa: E402
 from submit.config import Config  # noqa: E402
+
 
 class Parser(argparse.ArgumentParser):
     """argparse whose mistakes come back as UsageError: main prints one line, not the usage block."""
@@ -121,7 +122,6 @@ def folder_options(p: Parser) -> None:
 
 def model_options(p: Parser) -> None:
     """The LLM, the embedder, the judge, and the steps of the pipeline."""
-    from local_eval import llms
     p.add_argument("--llm", default="scripted",
                    help=f"LLM spec: {llms.usage()}; collect:DIR is batch mode (queue prompts in "
                         "DIR/pending.jsonl, answer from DIR/replies.jsonl)")
