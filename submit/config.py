@@ -30,7 +30,8 @@ class ConfigError(ValueError):
     pass
 
 
-# Allowed ranges: (kind, lowest, highest). Values outside are explicit nonsense, refused at
+# Allowed ranges: (kind, low, highest). Counts start at `low` (one dialogue is a count);
+# seconds and hours must be above `low`. Values outside are explicit nonsense, refused at
 # construction; the ceiling stays far below threading's TIMEOUT_MAX (an `inf` ceiling once
 # raised OverflowError out of answer_to_question).
 RANGES = {
@@ -105,11 +106,14 @@ class Config:
 
 
 def _check_range(name: str, value, kind: type, low: float, high: float) -> None:
-    """Integers for counts (bool refused), finite numbers for seconds and hours; low < value <= high."""
+    """Integers for counts, from `low` to `high` (bool refused); finite numbers for seconds and
+    hours, above `low` and at most `high`: `_check_range("expected_dialogues", 1, int, 1, 10)` passes."""
     numeric = isinstance(value, numbers.Integral) if kind is int else isinstance(value, numbers.Real)
     if isinstance(value, bool) or not numeric:
         raise ConfigError(f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
-    if not math.isfinite(value) or not low < value <= high:
+    if kind is int and not low <= value <= high:
+        raise ConfigError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    if kind is not int and not (math.isfinite(value) and low < value <= high):
         raise ConfigError(f"{name} must be a finite number above {low:g} and at most {high:g}, got {value!r}")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from local_eval import harness, tasks
+from local_eval import benchmarks, harness
 from submit.memory.dialogue import DialogueMemory, Settings
 from submit.memory.embed import HashEmbedder
 
@@ -24,7 +24,7 @@ def llm():
 
 
 def run_demo_dialogue(llm):
-    record = tasks.load("demo")[0]  # demo-1: five short Russian sessions
+    record = benchmarks.load("demo")[0]  # demo-1: five short Russian sessions
     memory = DialogueMemory(llm, HashEmbedder(), Settings(extract_max_tokens=32, answer_max_tokens=24))
     messages, _ = harness.flatten(record)
     for pair in harness.pairs(messages):
