@@ -9,6 +9,7 @@ Environment variables (read only by `Config.from_env`):
   GIGAMEMORY_EXPECTED_DIALOGUES  dialogues the time budget plans for (default: 1000)
   GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
   GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
+  GIGAMEMORY_ABSTAIN   the abstention check: off | before | after   (default: off)
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
+from .memory.answer import ABSTAIN_MODES
 from .memory.llm import BackendUnavailable
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -66,8 +68,11 @@ class Config:
     # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
     # LoCoMo, whose strict judge fails supported extra detail; the contest path leaves it off).
     shorten: bool = False
-    # Each version link is checked on its own two statements (README, "Facts and versions").
+    # Each version link is checked on its own two statements (docs/log.md, "Facts and versions").
     versions_check: bool = True
+    # The abstention check (memory.answer.ABSTAIN_MODES): one yes/no call on the answer
+    # prompt's material, before the answer or of the draft; a clear "no" declines.
+    abstain: str = "off"
 
     def __post_init__(self):
         for name, (kind, low, high) in RANGES.items():
@@ -75,6 +80,8 @@ class Config:
         for name in ("llm", "embedder"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ConfigError(f"{name} must be a non-empty spec string")
+        if self.abstain not in ABSTAIN_MODES:
+            raise ConfigError(f"abstain must be one of {', '.join(ABSTAIN_MODES)}, got {self.abstain!r}")
         if self.embed_cache_dir is not None and not isinstance(self.embed_cache_dir, str):
             raise ConfigError(f"embed_cache_dir must be a folder path, got {self.embed_cache_dir!r}")
 
@@ -86,6 +93,8 @@ class Config:
             values["llm"] = env["GIGAMEMORY_LLM"]
         if "GIGAMEMORY_EMBEDDER" in env:
             values["embedder"] = env["GIGAMEMORY_EMBEDDER"]
+        if "GIGAMEMORY_ABSTAIN" in env:
+            values["abstain"] = env["GIGAMEMORY_ABSTAIN"]
         numbers = {"GIGAMEMORY_CONTEXT_CHARS": ("context_chars", int),
                    "GIGAMEMORY_EXPECTED_DIALOGUES": ("expected_dialogues", int),
                    "GIGAMEMORY_BUDGET_HOURS": ("budget_hours", float),
