@@ -73,7 +73,8 @@ def build_model(args):
                         embed_cache_dir=args.cache_dir or None, answer_ceiling_s=args.answer_ceiling,
                         expected_dialogues=args.expected_dialogues or Config.expected_dialogues,
                         time_budget=args.time_budget, extract_max_tokens=args.extract_max_tokens,
-                        shorten=args.shorten, versions_check=args.versions_check, embedder_fallback=False)
+                        shorten=args.shorten, versions_check=args.versions_check, abstain=args.abstain,
+                        facts=args.facts, embedder_fallback=False)
         llm = make_llm(args.llm)
         return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config, llm=llm)
 

@@ -33,6 +33,7 @@ from local_eval import (backends, benchmarks, commands, datafile, folder, llms, 
                         results, retrieval_eval, scoring, summary, tasks)
 from local_eval.errors import BackendFailing, UsageError  # noqa: E402
 from submit.config import Config  # noqa: E402
+from submit.memory.answer import ABSTAIN_MODES  # noqa: E402
 
 
 class Parser(argparse.ArgumentParser):
@@ -134,6 +135,12 @@ def model_options(p: Parser) -> None:
     p.add_argument("--versions-check", choices=("on", "off"), default="on",
                    help="ask of each version link whether the later fact really replaces the earlier "
                         "(docs/evaluating.md) [default: on, as in the contest]")
+    p.add_argument("--abstain", choices=ABSTAIN_MODES, default=Config.abstain,
+                   help="the abstention check: one yes/no call on the answer prompt's material, before the "
+                        "answer or of its draft; a clear no declines [default: %(default)s, as in the contest]")
+    p.add_argument("--facts", choices=("on", "off"), default="on",
+                   help="extract facts and show them to the answer step; off answers from the excerpts alone "
+                        "[default: on, as in the contest]")
     p.add_argument("--retrieval", choices=("hybrid", "dense", "bm25"), default="hybrid",
                    help="ranking used by --mode retrieval [default: hybrid, the engine's own]")
     p.add_argument("--no-dates", action="store_true", help="do not pass session dates through the side channel")
@@ -213,7 +220,7 @@ def check_specs(args) -> None:
 
 
 # Options each mode reads; given to the other mode they would be silently ignored.
-ANSWER_ONLY = ("llm", "judge", "shorten", "versions_check", "answer_ceiling", "extract_max_tokens",
+ANSWER_ONLY = ("llm", "judge", "shorten", "versions_check", "abstain", "facts", "answer_ceiling", "extract_max_tokens",
                "time_budget", "expected_dialogues", "no_dates", "project_n")
 RETRIEVAL_ONLY = ("retrieval",)
 SELECTION = ("data", "refined", "limit", "types", "shard")  # --merge takes every row of its sources
@@ -243,6 +250,7 @@ def resolve(args, benchmark: benchmarks.Benchmark) -> argparse.Namespace:
     args.context_chars = args.context_chars or benchmark.context_chars
     args.shorten = benchmark.shorten if args.shorten is None else args.shorten == "on"
     args.versions_check = args.versions_check == "on"
+    args.facts = args.facts == "on"
     return args
 
 

@@ -73,6 +73,8 @@ class Config:
     # The abstention check (memory.answer.ABSTAIN_MODES): one yes/no call on the answer
     # prompt's material, before the answer or of the draft; a clear "no" declines.
     abstain: str = "off"
+    # Extract facts and show them to the answer step; False answers from the excerpts alone.
+    facts: bool = True
 
     def __post_init__(self):
         for name, (kind, low, high) in RANGES.items():

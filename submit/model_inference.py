@@ -40,7 +40,8 @@ def memory_settings(config: Config) -> Settings:
     """The dialogue memory's settings from the config: the one place they are copied."""
     return Settings(context_chars=config.context_chars, max_turn_chars=config.max_turn_chars,
                     answer_max_tokens=config.answer_max_tokens, extract_max_tokens=config.extract_max_tokens,
-                    shorten=config.shorten, versions_check=config.versions_check, abstain=config.abstain)
+                    shorten=config.shorten, versions_check=config.versions_check, abstain=config.abstain,
+                    extract=config.facts)
 
 
 def budget_settings(config: Config) -> BudgetSettings:
