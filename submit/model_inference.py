@@ -84,7 +84,9 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _build_llm(self) -> LLM:
         spec = resolve_llm(self.config.llm, self.model_path)
-        llm = make_llm(spec)
+        # The contest's own backend takes its engine's context from the config (a CPU rehearsal lowers it).
+        options = {"max_model_len": self.config.vllm_max_model_len} if spec.startswith("vllm:") else {}
+        llm = make_llm(spec, **options)
         if spec.startswith("vllm:") and llm.name != "vllm":  # vllm_or_hf fell back to transformers
             self.fallbacks["llm_fallback"] += 1
             log.error("gigamemory: vLLM did not start; answering with %s", llm.name)

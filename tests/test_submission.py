@@ -111,7 +111,7 @@ def test_when_vllm_cannot_start_transformers_takes_over_counted_and_budgeted_as_
 
     class Transformers(llm_module.ScriptedLLM):
         name = "hf"  # what llm_backends.vllm_or_hf returns when vLLM fails to start
-    monkeypatch.setitem(llm_module.BACKENDS, "vllm", lambda arg: Transformers())
+    monkeypatch.setitem(llm_module.BACKENDS, "vllm", lambda arg, **engine: Transformers())
     model = SubmitModelWithMemory("", config=Config(llm="vllm:/app/models/GigaChat", embedder="hash"))
     assert model.llm.name == "hf" and model.fallbacks == {"llm_fallback": 1}
     assert model.budget.rate() == 3.0  # transformers' prior: seconds per extraction prompt

@@ -141,10 +141,10 @@ class Ledger:
         }
 
 
-def _backend(name: str) -> Callable[[str], LLM]:
-    def build(arg: str) -> LLM:
+def _backend(name: str) -> Callable[..., LLM]:
+    def build(arg: str, **options) -> LLM:
         from . import llm_backends
-        return getattr(llm_backends, name)(arg)
+        return getattr(llm_backends, name)(arg, **options)
     return build
 
 
@@ -184,14 +184,16 @@ BACKENDS: dict[str, Callable[[str], LLM]] = {
 }
 
 
-def from_spec(spec: str, backends: dict, what: str):
-    """A backend from "kind:argument" through a table of builders; unknown kinds say what is known."""
+def from_spec(spec: str, backends: dict, what: str, **options):
+    """A backend from "kind:argument" through a table of builders; unknown kinds say what is known.
+    `options` go to the builder as keywords."""
     kind, _, arg = spec.partition(":")
     if kind not in backends:
         raise BackendUnavailable(f"unknown {what} {kind!r} in {spec!r}; known: {', '.join(sorted(backends))}")
-    return backends[kind](arg)
+    return backends[kind](arg, **options)
 
 
-def make_llm(spec: str) -> LLM:
-    """`make_llm("scripted")`, `make_llm("vllm:/app/models/GigaChat")`: kind, colon, argument."""
-    return from_spec(spec, BACKENDS, "LLM backend")
+def make_llm(spec: str, **options) -> LLM:
+    """`make_llm("scripted")`, `make_llm("vllm:/app/models/GigaChat")`: kind, colon, argument;
+    `options` go to the backend (`make_llm("vllm:/m", max_model_len=8192)`)."""
+    return from_spec(spec, BACKENDS, "LLM backend", **options)
