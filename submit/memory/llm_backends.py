@@ -1,8 +1,9 @@
 """Real LLM backends: vLLM (the contest path), transformers, an OpenAI-compatible server, llama.cpp.
 
 Each imports its SDK inside itself, so this module imports anywhere. All decode greedily
-with seed 42. Called through `llm.make_llm`; the vLLM code rests only on calls verified
-in shared/docs/VLLM.md (it cannot run on our CPU machines).
+with seed 42. Called through `llm.make_llm`; the vLLM code rests on calls verified in
+shared/docs/VLLM.md and has run on vLLM 0.9.2's CPU build (docs/vllm_cpu.md), whose Python
+is the contest's; tests/fake_vllm.py keeps what that run showed.
 """
 from __future__ import annotations
 
