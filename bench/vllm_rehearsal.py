@@ -41,6 +41,20 @@ PURPOSES = {json.dumps(facts.FACTS_SCHEMA): "extract", json.dumps(versions.SCHEM
             json.dumps(versions.CHECK_SCHEMA): "versions_check"}
 
 
+def bounded_schemas() -> None:
+    """Our schemas with bounds (`--bounded-schemas`): facts arrays and fields at the limits the
+    parser cuts to anyway, version keys at a group's size; measures whether bounds stop a small
+    model's repetition loops before max_tokens. Swaps the module attributes the calls read."""
+    item = facts.FACTS_SCHEMA["properties"]["facts"]["items"]
+    bounded_item = {**item, "properties": {k: {"type": "string", "maxLength": facts.LIMITS[k]}
+                                           for k in item["properties"]}}
+    facts.FACTS_SCHEMA = {**facts.FACTS_SCHEMA, "properties": {"facts": {
+        "type": "array", "maxItems": facts.MAX_FACTS_PER_PAIR, "items": bounded_item}}}
+    versions.SCHEMA = {**versions.SCHEMA, "properties": {"keys": {
+        "type": "array", "maxItems": versions.MAX_GROUP, "items": {"type": "string", "maxLength": 60}}}}
+    PURPOSES.update({json.dumps(facts.FACTS_SCHEMA): "extract", json.dumps(versions.SCHEMA): "versions"})
+
+
 def purpose_of(params) -> str:
     guided = params.guided_decoding
     if guided is None:
@@ -208,17 +222,21 @@ def main(argv=None) -> int:
     p.add_argument("--sessions", type=int, default=4)
     p.add_argument("--compact-json", choices=("on", "off"), default="on")
     p.add_argument("--no-behaviours", action="store_true", help="skip the engine behaviour checks")
+    p.add_argument("--bounded-schemas", action="store_true",
+                   help="bound the facts and versions schemas (maxItems, maxLength) to measure the effect")
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "vllm_cpu"))
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     compact = args.compact_json == "on"
+    if args.bounded_schemas:
+        bounded_schemas()
     load_before = os.getloadavg()[0]  # the machine is shared: timings mean little without the load
     model, startup = contest_model(compact)
     recorder = Recorder(model.llm.engine)
     rows = run_sample(model, sample(Path(args.data), args.records, args.sessions), recorder)
     backend = model.llm
     result = {
-        "label": f"compact JSON {args.compact_json}", "command": " ".join(["bench/vllm_rehearsal.py", *(argv or sys.argv[1:])]),
+        "label": f"compact JSON {args.compact_json}" + (", bounded schemas" if args.bounded_schemas else ""), "command": " ".join(["bench/vllm_rehearsal.py", *(argv or sys.argv[1:])]),
         "environment": environment(), "model": os.environ.get("GIGAMEMORY_LLM", ""),
         "max_model_len": backend.max_model_len, "compact_json": compact,
         "multiprocessing": os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "1"),

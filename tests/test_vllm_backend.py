@@ -43,7 +43,7 @@ def test_extraction_replies_carry_no_padding(backend):
                          '"Пользователь работает сварщиком."}]}'
 
 
-def test_free_whitespace_cuts_the_check_reply_as_it_did_on_real_vllm(monkeypatch, tmp_path):
+def test_with_free_whitespace_padding_cuts_the_check_reply_the_state_before_the_fix(monkeypatch, tmp_path):
     fake_vllm.install(monkeypatch)
     loose = VLLMBackend(str(tmp_path), compact_json=False)
     loose.engine.reply = lambda prompt, params: {"replaces": True}
