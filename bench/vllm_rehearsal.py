@@ -172,20 +172,12 @@ def summarize(calls: list) -> list:
     return rows
 
 
-def parsed(calls: list) -> dict:
-    """How many guided replies our own parsers read, per purpose."""
-    counts: Counter = Counter()
-    for call in calls:
-        for reply in call["replies"]:
-            purpose = call["purpose"]
-            ok = {"extract": lambda r: any(True for _ in facts.json_candidates(r)),
-                  "versions": lambda r: any(isinstance(d, dict) and isinstance(d.get("keys"), list)
-                                            for d in facts.json_candidates(r)),
-                  "versions_check": lambda r: versions.parse_check(r) is not None}.get(purpose)
-            if ok is not None:
-                counts[f"{purpose}_replies"] += 1
-                counts[f"{purpose}_parsed"] += bool(ok(reply))
-    return dict(counts)
+def pipeline_counts(records: list) -> dict:
+    """The pipeline's own parse counts (`memory_stats()["extraction"]`), summed over the records."""
+    total: Counter = Counter()
+    for row in records:
+        total.update(row["extraction"] or {})
+    return dict(total)
 
 
 def markdown(result: dict) -> str:
@@ -203,7 +195,11 @@ def markdown(result: dict) -> str:
     for r in result["by_batch"]:
         lines.append(f"| {r['purpose']} | {r['batch']} | {r['calls']} | {r['prompts']} | {r['s_per_prompt']} | "
                      f"{r['prompt_tokens_mean']} | {r['output_tokens_mean']} | {r['max_tokens']} | {r['cut']} |")
-    lines += ["", f"Replies our parsers read: {result['parsed']}", "",
+    c = pipeline_counts(result["records"])
+    lines += ["", f"Our parsers, by the pipeline's own counts: {c.get('unparsable', 0)} of {c.get('candidates', 0)} "
+              f"extraction replies unreadable ({c.get('facts', 0)} facts); {c.get('versions_unparsable', 0)} of "
+              f"{c.get('versions_groups', 0)} versions replies unusable (not one key per record); "
+              f"{c.get('versions_check_unparsable', 0)} of {c.get('versions_checked', 0)} checks unreadable.", "",
               "| record | type | sessions | pairs | answer s | LLM calls | answer | gold |", "|---|---|---:|---:|---:|---:|---|---|"]
     for r in result["records"]:
         calls = (r["ledger"] or {}).get("calls")
@@ -225,7 +221,12 @@ def main(argv=None) -> int:
     p.add_argument("--bounded-schemas", action="store_true",
                    help="bound the facts and versions schemas (maxItems, maxLength) to measure the effect")
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "vllm_cpu"))
+    p.add_argument("--render", metavar="OUT.json", help="only write OUT.md again from a finished run's OUT.json")
     args = p.parse_args(argv)
+    if args.render:
+        result = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        Path(args.render).with_suffix(".md").write_text(markdown(result), encoding="utf-8")
+        return 0
     logging.basicConfig(level=logging.WARNING)
     compact = args.compact_json == "on"
     if args.bounded_schemas:
@@ -242,7 +243,7 @@ def main(argv=None) -> int:
         "multiprocessing": os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "1"),
         "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)], "startup_s": startup, "llm": backend.name, "fallbacks": dict(model.fallbacks),
         "schema_refused": backend.stats["schema_refused"], "cut": backend.stats["cut_json"],
-        "by_batch": summarize(recorder.calls), "parsed": parsed(recorder.calls), "records": rows}
+        "by_batch": summarize(recorder.calls), "records": rows}
     if not args.no_behaviours:
         result["behaviours"] = behaviours(backend, recorder)
     result["calls"] = recorder.calls
