@@ -90,3 +90,18 @@ def test_the_contest_class_takes_the_engine_context_from_the_environment(monkeyp
                               "GIGAMEMORY_VLLM_MAX_MODEL_LEN": "8192"})
     model = SubmitModelWithMemory(str(tmp_path), config=config)
     assert (model.llm.name, model.llm.engine.kwargs["max_model_len"], dict(model.fallbacks)) == ("vllm", 8192, {})
+
+
+def test_the_rehearsal_tables_count_per_batch_size_and_read_the_pipelines_own_counts():
+    from bench import vllm_rehearsal as rehearsal
+    calls = [{"purpose": "extract", "batch": 2, "seconds": 3.0, "max_tokens": 256, "prompt_tokens": [300, 320],
+              "output_tokens": [40, 256], "finish": ["stop", "length"]},
+             {"purpose": "answer", "batch": 1, "seconds": 20.0, "max_tokens": 100, "prompt_tokens": [3000],
+              "output_tokens": [12], "finish": ["stop"]}]
+    assert rehearsal.summarize(calls) == [
+        {"purpose": "answer", "batch": 1, "calls": 1, "prompts": 1, "s_per_prompt": 20.0, "prompt_tokens_mean": 3000,
+         "output_tokens_mean": 12, "max_tokens": 100, "cut": 0},
+        {"purpose": "extract", "batch": 2, "calls": 1, "prompts": 2, "s_per_prompt": 1.5, "prompt_tokens_mean": 310,
+         "output_tokens_mean": 148, "max_tokens": 256, "cut": 1}]
+    records = [{"extraction": {"candidates": 2, "unparsable": 1}}, {"extraction": {"candidates": 3}}]
+    assert rehearsal.pipeline_counts(records) == {"candidates": 5, "unparsable": 1}
