@@ -10,6 +10,8 @@ Environment variables (read only by `Config.from_env`):
   GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
   GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
   GIGAMEMORY_ABSTAIN   the abstention check: off | before | after   (default: off)
+  GIGAMEMORY_VLLM_MAX_MODEL_LEN  the vLLM engine's context in tokens (default: 131072, GigaChat's);
+                       a rehearsal on CPU with a small model lowers it (docs/vllm_cpu.md)
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ RANGES = {
     "expected_dialogues": (int, 1, 10_000_000),
     "budget_hours": (float, 0.0, 1000.0),
     "answer_ceiling_s": (float, 0.0, 7 * 24 * 3600.0),
+    "vllm_max_model_len": (int, 0, 10_000_000),
 }
 
 
@@ -75,6 +78,9 @@ class Config:
     abstain: str = "off"
     # Extract facts and show them to the answer step; False answers from the excerpts alone.
     facts: bool = True
+    # The vLLM engine's context: GigaChat's whole 131072 tokens in the contest. The CPU rehearsal's
+    # small model holds 32768 and prefills slowly, so it asks for less (docs/vllm_cpu.md).
+    vllm_max_model_len: int = 131072
 
     def __post_init__(self):
         for name, (kind, low, high) in RANGES.items():
@@ -100,7 +106,8 @@ class Config:
         numbers = {"GIGAMEMORY_CONTEXT_CHARS": ("context_chars", int),
                    "GIGAMEMORY_EXPECTED_DIALOGUES": ("expected_dialogues", int),
                    "GIGAMEMORY_BUDGET_HOURS": ("budget_hours", float),
-                   "GIGAMEMORY_ANSWER_CEILING_S": ("answer_ceiling_s", float)}
+                   "GIGAMEMORY_ANSWER_CEILING_S": ("answer_ceiling_s", float),
+                   "GIGAMEMORY_VLLM_MAX_MODEL_LEN": ("vllm_max_model_len", int)}
         for var, (field_name, kind) in numbers.items():
             if var in env:
                 try:

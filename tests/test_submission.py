@@ -118,7 +118,7 @@ def test_when_vllm_cannot_start_transformers_takes_over_counted_and_budgeted_as_
     from submit.memory import llm_backends
     from submit.memory.llm import ScriptedLLM
 
-    def no_engine(path):
+    def no_engine(path, **engine):
         raise RuntimeError("no GPU here")
 
     class Transformers(ScriptedLLM):  # stands in for HFBackend: its name and prior, no model
