@@ -85,7 +85,7 @@ def test_the_manifest_records_settings_data_hash_and_code_version(tmp_path):
     assert manifest["settings"] == {"llm": "scripted", "embedder": "hash", "judge": f"store:{tmp_path}/verdicts",
                                     "context_chars": 8000, "extract_max_tokens": 256, "answer_ceiling": 150.0,
                                     "expected_dialogues": None, "time_budget": False, "no_dates": False, "shorten": False,
-                                    "versions_check": True, "refined_sha256": None}
+                                    "versions_check": True, "abstain": "off", "facts": True, "refined_sha256": None}
     assert [c["commit"] for c in manifest["code"]] == [head] and isinstance(manifest["code"][0]["dirty"], bool)
 
 
