@@ -104,7 +104,6 @@ def recall_rows(data: str, embedder: str) -> list[dict]:
     from submit.memory.dialogue import DialogueMemory
     from submit.memory.embed import make_embedder
     from submit.memory.llm import ScriptedLLM
-    from submit.model_inference import best_sentence
     model = make_embedder(embedder)
     rows, memories = [], {}
     for record in tasks.load("gigamemory", data):
@@ -113,7 +112,7 @@ def recall_rows(data: str, embedder: str) -> list[dict]:
             memories[record.dialogue_id] = memory = DialogueMemory(ScriptedLLM(), model)
             for pair in harness.pairs(messages):
                 memory.write(pair)
-        found = best_sentence(memories[record.dialogue_id], record.question)
+        found = memories[record.dialogue_id].best_sentence(record.question)
         units = harness.evidence_positions(record, origins)
         rows.append({"type": record.question_type, "no_info": record.abstention, "answered": found is not None,
                      "from_evidence": found is not None and any(found[0] in unit for unit in units)})

@@ -43,7 +43,7 @@ from local_eval import harness, tasks  # noqa: E402
 from submit.memory import facts as F  # noqa: E402
 from submit.memory import versions  # noqa: E402
 from submit.memory.llm import Generation  # noqa: E402
-from submit.memory.llm_fixture import FixtureLLM, first_component, normalize  # noqa: E402
+from local_eval.llms.fixture import FixtureLLM, first_component, normalize  # noqa: E402
 from submit.memory.slots import order  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"

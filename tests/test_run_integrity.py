@@ -298,7 +298,7 @@ def batch_reply(chat) -> str:
 def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(tmp_path):
     from local_eval import harness, tasks
     from submit.memory.llm import ScriptedLLM
-    from submit.memory.llm_store import answer_pending
+    from local_eval.llms.store import answer_pending
     batch, out = tmp_path / "batch", tmp_path / "run"
     collect = ("--llm", f"collect:{batch}")
     pending_counts = []
@@ -328,7 +328,7 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
 
 def test_a_judge_can_collect_too_and_judges_only_complete_answers(tmp_path):
     from submit.memory.llm import ScriptedLLM
-    from submit.memory.llm_store import answer_pending
+    from local_eval.llms.store import answer_pending
     judge = ("--judge", f"collect:{tmp_path / 'verdicts'}", "--limit", "2")
     first = demo(tmp_path / "run", *judge)
     assert first.returncode == 4 and "2 of 2 records are incomplete (pending_judge_reply 2)" in first.stdout

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(GGUF is None or not GGUF.is_file(), reason="llm-
 
 @pytest.fixture(scope="module")
 def llm():
-    from submit.memory.llm import make_llm
+    from submit.memory.llm_backends import make_llm
     return make_llm(f"hf:{GGUF}")
 
 

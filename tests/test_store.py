@@ -8,8 +8,9 @@ import pytest
 
 from conftest import ROOT
 from submit.memory.answer import NO_INFO
-from submit.memory.llm import BackendUnavailable, ScriptedLLM, StopRun, make_llm
-from submit.memory.llm_store import CollectLLM, Store, answer_pending, line_prints, prompt_key, settings_of
+from local_eval.llms import make_llm
+from submit.memory.llm import BackendUnavailable, ScriptedLLM, StopRun
+from local_eval.llms.store import CollectLLM, Store, answer_pending, line_prints, prompt_key, settings_of
 
 CHAT = [{"role": "user", "content": "Как меня зовут?"}]
 OTHER = [{"role": "user", "content": "Где я живу?"}]
@@ -138,8 +139,8 @@ def test_stand_in_export_and_import_round_trip(tmp_path):
     import subprocess
     import sys
     from conftest import ROOT
-    from submit.memory.llm import make_llm
-    from submit.memory.llm_store import Store
+    from local_eval.llms import make_llm
+    from local_eval.llms.store import Store
     chats = [[{"role": "user", "content": f"Q{i}"}] for i in range(3)]
     make_llm(f"collect:{tmp_path}").generate(chats, max_tokens=5)
     tool = [sys.executable, str(ROOT / "tools/stand_in.py")]

@@ -107,11 +107,19 @@ def test_an_embedder_the_cpu_cannot_run_is_skipped_not_loaded(tmp_path):
 
 
 def test_when_vllm_cannot_start_transformers_takes_over_counted_and_budgeted_as_slow(monkeypatch):
-    from submit.memory import llm as llm_module
+    from submit.memory import llm_backends
+    from submit.memory.llm import ScriptedLLM
 
-    class Transformers(llm_module.ScriptedLLM):
-        name = "hf"  # what llm_backends.vllm_or_hf returns when vLLM fails to start
-    monkeypatch.setitem(llm_module.BACKENDS, "vllm", lambda arg: Transformers())
+    def no_engine(path):
+        raise RuntimeError("no GPU here")
+
+    class Transformers(ScriptedLLM):  # stands in for HFBackend: its name and prior, no model
+        name, prior_seconds_per_prompt = "hf", llm_backends.HFBackend.prior_seconds_per_prompt
+
+        def __init__(self, path):
+            super().__init__()
+    monkeypatch.setattr(llm_backends, "VLLMBackend", no_engine)
+    monkeypatch.setattr(llm_backends, "HFBackend", Transformers)
     model = SubmitModelWithMemory("", config=Config(llm="vllm:/app/models/GigaChat", embedder="hash"))
     assert model.llm.name == "hf" and model.fallbacks == {"llm_fallback": 1}
     assert model.budget.rate() == 3.0  # transformers' prior: seconds per extraction prompt

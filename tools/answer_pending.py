@@ -20,8 +20,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path for `submit`)
-from submit.memory.llm import BackendUnavailable, make_llm  # noqa: E402
-from submit.memory.llm_store import answer_pending  # noqa: E402
+from local_eval.llms import make_llm  # noqa: E402
+from local_eval.llms.store import answer_pending  # noqa: E402
+from submit.memory.llm import BackendUnavailable  # noqa: E402
 
 
 def main(argv=None) -> int:

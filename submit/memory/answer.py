@@ -12,13 +12,11 @@ from typing import Optional, Sequence
 
 from .. import prompts
 from .context import Context
+from .lang import NO_INFO, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
 from .slots import FactLine, group_lines, render
 from .turns import clean_text
 
-NO_INFO = {"ru": "У меня нет такой информации.", "en": "I don't have that information."}
 MAX_ANSWER_CHARS = 400
-_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
-_LATIN = re.compile(r"[a-z]", re.IGNORECASE)
 _JUNK = re.compile(r"<\|[a-z_]+\|>|</?s>")
 _ALNUM = re.compile(r"[^\W_]")  # a letter or a digit, any script
 _WORD = re.compile(r"[^\W_]+")
@@ -26,11 +24,6 @@ SHORT_DRAFT_WORDS = 4  # a draft this short is left as it is: no call
 # Words a cut answer may use though the draft does not: they join, they carry no fact.
 _GLUE = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with",
          "и", "или", "в", "во", "на", "с", "со", "к", "по", "за", "из", "у", "о", "об"}
-
-
-def detect_lang(text: str) -> str:
-    """"ru" when Cyrillic letters outnumber Latin ones, else "en"."""
-    return "ru" if len(_CYRILLIC.findall(text)) >= len(_LATIN.findall(text)) and _CYRILLIC.search(text) else "en"
 
 
 def build_prompt(question: str, context: Context, lang: str, facts: Sequence[FactLine] = (),

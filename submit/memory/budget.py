@@ -27,14 +27,6 @@ from typing import Callable, Mapping, Optional
 
 FULL, STRICT, TOP_TURNS, NO_EXTRACTION = 0, 1, 2, 3
 
-# Seconds per extraction prompt assumed before the first measurement, by backend name.
-# scripted/replay answer at once; transformers ("hf", also what vLLM falls back to):
-# ~700 s for a dialogue's ~240 prompts at batch 8 on an H100 (measured with a
-# GigaChat-shaped 20.5B MoE); vLLM: an assumption, not a measurement (a dialogue's ~240
-# prompts in ~12 s), corrected by the first dialogue. Unknown backends calibrate instead.
-PRIOR_SECONDS_PER_PROMPT = {"scripted": 0.0, "replay": 0.0, "vllm": 0.05, "hf": 3.0}
-
-
 @dataclass(frozen=True)
 class BudgetSettings:
     total_seconds: float = 6.5 * 3600  # 7 h for the answers, minus a margin for start-up

@@ -8,6 +8,7 @@ kept in `timings` for the profiler. Called by `model_inference`.
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections import Counter, defaultdict
 from contextlib import contextmanager
@@ -20,12 +21,16 @@ from . import facts as fact_step
 from .context import Context, named_sides, pack
 from .embed import Embedder
 from .index import IndexSettings, KeyIndex
+from .lexical import tokenize
 from .llm import LLM, Ledger
 from .retrieve import Hit, RetrieveSettings, is_peer_chat, search
 from . import versions
 from .slots import FactLine, Slots, group_lines, topic_of
 from .timeref import annotate
-from .turns import TurnStore, speakers
+from .turns import USER, TurnStore, speakers
+
+RECALL_TURNS = 10  # best-ranked turns searched for a sentence when answering without the LLM
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,35 @@ class DialogueMemory:
         return Answer(text=text or answer_step.NO_INFO[lang], context=context, lang=lang,
                       facts=tuple(lines), fallback=None if text else "empty_answer",
                       timings=dict(self.timings))
+
+    def recall(self, question: str) -> Optional[Answer]:
+        """The answer without an LLM: the sentence of a best-ranked user turn that shares the
+        most lemmas with the question; None when none shares one (then "no information" is
+        the better guess: a question about something the user never mentioned should not get
+        an unrelated sentence back). Measured in bench/faults.py --recall."""
+        found = self.best_sentence(question)
+        text = answer_step.clean_answer(found[1]) if found else None
+        if text is None:
+            return None
+        lang = answer_step.detect_lang(question)
+        return Answer(text=text, context=self.build_context(question, lang), lang=lang,
+                      fallback="memory_answer", timings=dict(self.timings))
+
+    def best_sentence(self, question: str) -> Optional[tuple[int, str]]:
+        """(turn index, sentence) behind `recall`, or None."""
+        wanted = set(tokenize(question))
+        best, best_overlap = None, 0
+        if not wanted:
+            return None
+        for hit in self.rank(question)[:RECALL_TURNS]:
+            turn = self.store.turns[hit.turn_idx]
+            if turn.role != USER:
+                continue
+            for sentence in _SENTENCE.split(turn.text):
+                overlap = len(wanted & set(tokenize(sentence)))
+                if overlap > best_overlap:
+                    best, best_overlap = (turn.idx, sentence), overlap
+        return best
 
     def _shorten(self, question: str, draft: str, lang: str) -> str:
         chat = answer_step.shorten_prompt(question, draft, lang)

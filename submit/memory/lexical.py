@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .lang import has_cyrillic
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CYRILLIC = re.compile(r"[а-яё]")
 
 STOP_RU = frozenset("""
 и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от
@@ -44,7 +45,7 @@ def _stemmer():
 @lru_cache(maxsize=200_000)
 def normalize_word(word: str) -> str:
     """`normalize_word("собаки")` -> "собака"; `normalize_word("running")` -> "run"."""
-    if _CYRILLIC.search(word):
+    if has_cyrillic(word):
         return _morph().parse(word)[0].normal_form.replace("ё", "е")
     if word.isascii() and word.isalpha():
         return _stemmer().stemWord(word)

@@ -1,17 +1,18 @@
-"""LLM backends behind one protocol: a batch of chats in, a batch of generations out.
+"""The LLM protocol: a batch of chats in, a batch of generations out, and what it cost.
 
-Backends are chosen by a short spec string (`make_llm("vllm:/app/models/...")`); each
-imports its heavy SDK inside itself. `ScriptedLLM` is a first-class fake for tests and
-CPU dry runs. Called by `dialogue` (extraction, answer) and `local_eval` (judges).
+`LLM` is the base every backend subclasses (the contest's in `llm_backends`, local
+evaluation's in `local_eval/llms`); `ScriptedLLM` is a first-class fake for tests and CPU dry
+runs; `Ledger` counts calls and tokens per purpose; `from_spec` turns a "kind:argument" spec
+into a backend through a table of builders. Called by `dialogue` (extraction, answer).
 """
 from __future__ import annotations
 
 import json
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
-from .answer import NO_INFO, detect_lang
+from .lang import NO_INFO, detect_lang
 
 Chat = list  # of {"role": str, "content": str}
 
@@ -32,9 +33,18 @@ class Generation:
 
 
 class LLM:
-    """Base class: subclasses implement `_generate`; `generate` validates and counts."""
+    """Base class: subclasses implement `_generate`; `generate` validates and counts.
+
+    Traits the contest class plans by, set by each backend (a wrapper passes on its inner's):
+    `concurrent_calls` — it may take a second call while one runs (an HTTP server queues
+    requests itself; an in-process engine does not); `prior_seconds_per_prompt` — the time
+    budget's guess of an extraction prompt's cost before the first measurement (None:
+    calibrate first); `fell_back` — it was started in place of the backend asked for."""
 
     name = "llm"
+    concurrent_calls = False
+    prior_seconds_per_prompt: Optional[float] = None
+    fell_back = False
 
     def generate(self, chats: Sequence[Chat], *, max_tokens: int,
                  schema: Optional[dict] = None) -> list[Generation]:
@@ -81,6 +91,8 @@ class ScriptedLLM(LLM):
     """
 
     name = "scripted"
+    concurrent_calls = True
+    prior_seconds_per_prompt = 0.0
 
     def __init__(self, replies: Sequence = (), history_limit: Optional[int] = None):
         self.queue: deque = deque(replies)
@@ -141,49 +153,6 @@ class Ledger:
         }
 
 
-def _backend(name: str) -> Callable[[str], LLM]:
-    def build(arg: str) -> LLM:
-        from . import llm_backends
-        return getattr(llm_backends, name)(arg)
-    return build
-
-
-def _cache(arg: str) -> LLM:
-    from .llm_store import CachingLLM
-    folder, plus, inner = arg.partition("+")
-    if not plus or not inner:
-        raise BackendUnavailable("cache: spec must look like cache:DIR+<backend spec>")
-    return CachingLLM(folder, make_llm(inner))
-
-
-def _replay(arg: str) -> LLM:
-    from .llm_store import ReplayLLM
-    return ReplayLLM(arg)
-
-
-def _fixture(arg: str) -> LLM:
-    from .llm_fixture import FixtureLLM
-    return FixtureLLM(arg)
-
-
-def _collect(arg: str) -> LLM:
-    from .llm_store import CollectLLM
-    return CollectLLM(arg)
-
-
-BACKENDS: dict[str, Callable[[str], LLM]] = {
-    "scripted": lambda arg: ScriptedLLM(history_limit=100),
-    "vllm": _backend("vllm_or_hf"),
-    "hf": _backend("HFBackend"),
-    "openai": _backend("OpenAIBackend"),
-    "gguf": _backend("GGUFBackend"),
-    "cache": _cache,
-    "replay": _replay,
-    "fixture": _fixture,
-    "collect": _collect,
-}
-
-
 def from_spec(spec: str, backends: dict, what: str):
     """A backend from "kind:argument" through a table of builders; unknown kinds say what is known."""
     kind, _, arg = spec.partition(":")
@@ -191,7 +160,3 @@ def from_spec(spec: str, backends: dict, what: str):
         raise BackendUnavailable(f"unknown {what} {kind!r} in {spec!r}; known: {', '.join(sorted(backends))}")
     return backends[kind](arg)
 
-
-def make_llm(spec: str) -> LLM:
-    """`make_llm("scripted")`, `make_llm("vllm:/app/models/GigaChat")`: kind, colon, argument."""
-    return from_spec(spec, BACKENDS, "LLM backend")

@@ -52,6 +52,8 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Callable, Optional
 
+from .lang import has_cyrillic
+
 MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August",
              "September", "October", "November", "December")
 MONTHS_RU_GEN = ("января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа",
@@ -665,12 +667,9 @@ RULES = {"en": EN_RULES, "ru": RU_RULES}
 
 # ---------------------------------------------------------------- the public steps
 
-_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
-
-
 def text_lang(text: str) -> str:
     """The rules to read a text's relative time by: "ru" if it has any Cyrillic letter, else "en"."""
-    return "ru" if _CYRILLIC.search(text) else "en"
+    return "ru" if has_cyrillic(text) else "en"
 
 
 def find_relative(text: str, lang: str) -> list:

@@ -24,10 +24,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Optional
 
-from .. import prompts
-from . import versions
-from .facts import FACTS_SCHEMA
-from .llm import LLM, BackendUnavailable, Generation, empty_instance
+from submit import prompts
+from submit.memory import versions
+from submit.memory.facts import FACTS_SCHEMA
+from submit.memory.llm import LLM, BackendUnavailable, Generation, empty_instance
 
 ANSWER = "Ответ из фикстуры: модели ответа здесь нет."
 _SENTINEL = "\x00message\x00"

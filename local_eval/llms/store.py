@@ -23,11 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Callable, Optional
 
-from .llm import LLM, BackendUnavailable, Generation, StopRun, empty_instance
+from submit.memory.llm import LLM, BackendUnavailable, Generation, StopRun, empty_instance
+
+from .. import jsonl
 
 log = logging.getLogger("gigamemory")
 
@@ -82,44 +83,14 @@ def _is_prompt(row: dict) -> bool:
 
 
 def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], int]:
-    """The JSON objects of a JSONL file that pass `valid`, and how many other lines were skipped
-    (said once, as a warning)."""
-    if not path.is_file():
-        return [], 0
-    rows, damaged = [], 0
-    with path.open("rb") as f:  # binary: a line cut inside a multi-byte character is one bad line
-        for raw in f:
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw.decode("utf-8"))
-            except ValueError:  # not UTF-8, or not JSON
-                row = None
-            if isinstance(row, dict) and valid(row):
-                rows.append(row)
-            else:
-                damaged += 1
+    """`jsonl.read_rows`, saying once how many damaged lines were skipped."""
+    rows, damaged = jsonl.read_rows(path, valid)
     if damaged:
-        log.warning("skipped %d damaged line%s in %s", damaged, "s" if damaged > 1 else "", path)
+        log.warning(jsonl.damaged_note(damaged, path))
     return rows, damaged
 
 
-def append_rows(path: Path, rows: list) -> None:
-    """Append JSON lines; after a cut last line, start on a fresh one so both stay readable."""
-    if not rows:
-        return
-    # Lone surrogates (hostile input) become \\uXXXX escapes: still valid JSON, still the same string.
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8", "backslashreplace")
-    with path.open("ab") as f:
-        if f.tell() and _last_byte(path) != b"\n":
-            f.write(b"\n")
-        f.write(data)
-
-
-def _last_byte(path: Path) -> bytes:
-    with path.open("rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1)
+append_rows = jsonl.append_rows
 
 
 class Store:
@@ -180,6 +151,9 @@ class CachingLLM(LLM):
     def __init__(self, folder: str, inner: LLM):
         self.store, self.inner = Store(folder), inner
         self.name = f"cache+{inner.name}"
+        self.concurrent_calls = inner.concurrent_calls
+        self.prior_seconds_per_prompt = inner.prior_seconds_per_prompt
+        self.fell_back = inner.fell_back
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
@@ -202,6 +176,9 @@ class ReplayLLM(CachingLLM):
     """`replay:DIR`: answers only from the store; a miss writes pending.jsonl and stops the run."""
 
     name = "replay"
+    concurrent_calls = False
+    prior_seconds_per_prompt = 0.0  # answers at once
+    fell_back = False
 
     def __init__(self, folder: str):
         self.store = Store(folder, create=False)

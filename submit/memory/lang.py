@@ -1,0 +1,26 @@
+"""Languages: the one place that tells Russian text from English, and the safe reply in each.
+
+Two questions, two rules: `detect_lang` (which language a whole text is in: Cyrillic letters
+against Latin ones) chooses prompts and replies; `has_cyrillic` (any Cyrillic letter at all)
+chooses the time-phrase rules of `timeref` and the lemmatizer of `lexical`, where one Russian
+word decides. Used by `answer`, `timeref`, `lexical`, `dialogue` and the scripted LLM.
+"""
+from __future__ import annotations
+
+import re
+
+NO_INFO = {"ru": "У меня нет такой информации.", "en": "I don't have that information."}
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_LATIN = re.compile(r"[a-z]", re.IGNORECASE)
+
+
+def detect_lang(text: str) -> str:
+    """"ru" when Cyrillic letters are at least as many as Latin ones (and there are some), else "en".
+
+    `detect_lang("Где я живу?") == "ru"`; `detect_lang("Where do I live? (Омск)") == "en"`"""
+    return "ru" if len(_CYRILLIC.findall(text)) >= len(_LATIN.findall(text)) and _CYRILLIC.search(text) else "en"
+
+
+def has_cyrillic(text: str) -> bool:
+    """`has_cyrillic("I left Омск")` is True."""
+    return _CYRILLIC.search(text) is not None
