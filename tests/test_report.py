@@ -16,8 +16,9 @@ VARYING = {"by_type": "<type>", "stages": "<stage>", "fallbacks": "<name>"}
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "local_eval/run.py", "--embedder", "hash", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    """run.py on the scripted LLM (the default is the local model when it is installed)."""
+    return subprocess.run([sys.executable, "local_eval/run.py", "--embedder", "hash", "--llm", "scripted", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")

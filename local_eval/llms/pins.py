@@ -51,3 +51,15 @@ def installed(name: str, folder: Optional[Path] = None) -> Optional[Path]:
     hash before it puts a file there), else None."""
     path = path_of(name, folder)
     return path if path.is_file() and path.stat().st_size == PINS[name].size else None
+
+
+def main_job_llm(folder: Optional[Path] = None) -> tuple[str, Optional[str]]:
+    """The main job's default `--llm`: the main local model when it can run here, else
+    `scripted`, with the reason it fell back (None when it did not)."""
+    import importlib.util
+    if installed(MAIN, folder) is None:
+        where = path_of(MAIN, folder)
+        return "scripted", f"no local model at {where} (make install, or tools/fetch_model.py {MAIN}, fetches it)"
+    if importlib.util.find_spec("xllamacpp") is None:
+        return "scripted", "the local model needs xllamacpp (pip install xllamacpp; make install has it)"
+    return f"llama:{MAIN}", None
