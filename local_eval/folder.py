@@ -97,6 +97,7 @@ def merge(args, out: Path, merged: manifest.Manifest) -> list:
     manifest.write(out, merged)
     for name, value in [("dataset", merged.dataset), ("data", merged.data), *merged.settings.items()]:
         setattr(args, name, value)  # the summary describes the sources
+    args.llm_fallback = None
     return rows
 
 

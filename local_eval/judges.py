@@ -29,6 +29,16 @@ PROMPTS = Path(__file__).resolve().parent / "prompts"
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
 
 
+SMALL_MODEL_NOTE = ("small-model judge: a local CPU model (llama:) reads the verdicts; it misjudges "
+                    "paraphrases and abstentions now and then, so its scores are a check, not a number to publish")
+
+
+def small_model(spec: Optional[str]) -> bool:
+    """A judge spec that runs the local CPU model, also inside cache:/split: (`cache:DIR+llama:M`)."""
+    from .llms.llama import uses_local_model
+    return uses_local_model(spec)
+
+
 @dataclass(frozen=True)
 class Item:
     question: str

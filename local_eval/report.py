@@ -33,7 +33,7 @@ def _show(value) -> str:
 
 def _title(summary: dict) -> str:
     return (f"{summary['dataset']} · n={summary['records']} · llm {summary['llm_spec']} · "
-            f"scorer {summary['scorer']}")
+            f"scorer {summary['scorer']}" + (" (small-model judge)" if summary.get("judge_note") else ""))
 
 
 def _bars(ax, names: list, series: list, fmt) -> None:
@@ -119,7 +119,8 @@ def render(summary: dict) -> str:
     return "\n\n".join([
         f"# {summary['dataset']}: {summary['records']} records",
         f"llm `{summary['llm_spec']}`, embedder `{summary['embedder']}`, scorer **{summary['scorer']}**"
-        + (" (lexical: token F1 ≥ 0.5 or correct abstention; not an LLM judge)" if summary["scorer"] == "lexical" else ""),
+        + (" (lexical: token F1 ≥ 0.5 or correct abstention; not an LLM judge)" if summary["scorer"] == "lexical" else "")
+        + (f" ({summary['judge_note']})" if summary.get("judge_note") else ""),
         _accuracy_table(summary),
         f"Evidence in context: the share of the {summary['overall'].get('evidence_n', 0)} questions with evidence "
         "turns whose packed context held every one of them; questions without evidence (abstention) are left out.",

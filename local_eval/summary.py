@@ -11,7 +11,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import profiler
+from . import judges, profiler
 
 
 def summarize(rows: list, args) -> dict:
@@ -26,8 +26,9 @@ def summarize(rows: list, args) -> dict:
     reasons = Counter(why for row in rows if not row["complete"] for why in row["incomplete"])
     return {
         "mode": "answer", "dataset": args.dataset, "data": args.data, "refined": args.refined,
-        "llm_spec": args.llm, "embedder": args.embedder,
+        "llm_spec": args.llm, "llm_fallback": getattr(args, "llm_fallback", None), "embedder": args.embedder,
         "judge": args.judge, "scorer": f"judge:{args.judge}" if args.judge else "lexical",
+        "judge_note": judges.SMALL_MODEL_NOTE if judges.small_model(args.judge) else None,
         "records": len(complete), "overall": block(complete),
         "by_type": {t: block(rs) for t, rs in sorted(by_type.items())},
         "judge_unparsed": sum(1 for r in complete if args.judge and r["judge"] is None),
@@ -93,6 +94,8 @@ def print_table(summary: dict) -> None:
     """The scores per question type, then time, tokens and fallbacks, as run.py prints them."""
     print(f"\n{summary['dataset']}: {summary['records']} records, llm={summary['llm_spec']}, "
           f"embedder={summary['embedder']}, scorer={summary['scorer']}")
+    if summary.get("judge_note"):
+        print(summary["judge_note"])
     header = f"{'question type':<28}{'n':>5}{'accuracy':>10}{'F1':>8}{'EM':>8}{'ev.in ctx':>11}"
     print(header + "\n" + "-" * len(header))
     for name, m in [*summary["by_type"].items(), ("ALL", summary["overall"])]:

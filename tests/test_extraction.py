@@ -195,7 +195,18 @@ def test_malformed_replies_are_parsed_where_possible_else_counted():
     assert [(f.slot, f.value, f.statement, f.turn_idx) for f in ok] == [("город", "Томск", "город: Томск", 4)]
     assert F.parse_facts('{"facts": [{"slot": "город"', c, stats) == []
     assert F.parse_facts('[{"slot": "x" , "value": "' + "y" * 999 + '"}]', c, stats)[0].value == "y" * 200
-    assert stats == Counter(unparsable=1, bad_items=1, facts=2)
+    assert F.parse_facts("Фактов нет.", c, stats) == []
+    assert stats == Counter(cut=1, unparsable=1, bad_items=1, facts=2)
+
+
+def test_a_reply_cut_at_max_tokens_keeps_its_complete_items_and_counts_as_cut():
+    stats = Counter()
+    c = F.Candidate(turn(4, "Я живу в Томске с котом"), "Я живу в Томске с котом", "")
+    cut = '{"facts": [{"slot": "город", "value": "Томск", "statement": "Живёт в Томске"}, {"slot": "кот", "val'
+    assert [(f.slot, f.value) for f in F.parse_facts(cut, c, stats)] == [("город", "Томск")]
+    assert stats == Counter(cut=1, facts=1)
+    assert F.complete_items('{"facts": [{"a": [1, 2]} , {"b": "x') == [{"a": [1, 2]}]
+    assert F.complete_items("no array here") is None
 
 
 def fact(slot, value, session, statement=None):

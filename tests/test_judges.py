@@ -50,3 +50,8 @@ def test_locomo_judge_shows_every_acceptable_answer():
     assert "Acceptable gold answers" in many and "- 2022\n- last year\nResponse: Last year." in many
     one = prompt_text("locomo", Item("When?", "7 May 2023", "May 2023", "temporal", golds=("7 May 2023",)))
     assert "Gold answer: 7 May 2023\nResponse: May 2023" in one and "Acceptable" not in one
+
+
+def test_a_judge_on_the_local_model_is_called_a_small_model_judge():
+    assert judges.small_model("llama:qwen2.5-coder-1.5b") and judges.small_model("cache:runs/j+llama:m.gguf")
+    assert not judges.small_model("openai:http://host:8000/v1#Qwen/Qwen3-14B") and not judges.small_model(None)

@@ -16,8 +16,10 @@ VARYING = {"by_type": "<type>", "stages": "<stage>", "fallbacks": "<name>"}
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "local_eval/run.py", "--embedder", "hash", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    """run.py on the scripted LLM (the default is the local model when it is installed)."""
+    llm = () if "retrieval" in args else ("--llm", "scripted")
+    return subprocess.run([sys.executable, "local_eval/run.py", "--embedder", "hash", *llm, *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,10 @@ from conftest import ROOT
 
 
 def run(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "local_eval/run.py", *args], cwd=cwd,
+    """run.py with `args`, on the scripted LLM unless they name one (the default is the local model
+    when it is installed)."""
+    llm = () if {"--llm", "--help", "retrieval"} & set(args) else ("--llm", "scripted")
+    return subprocess.run([sys.executable, "local_eval/run.py", *args, *llm], cwd=cwd,
                           capture_output=True, text=True, timeout=600)
 
 

@@ -22,8 +22,11 @@ DEMO = ROOT / "local_eval" / "data" / "demo"
 
 
 def run(*args, cwd=ROOT):
+    """run.py with `args`; `--llm scripted` unless they name an LLM (the default is the local model
+    when it is installed: these tests are about the run, not the model)."""
     env = {**os.environ, "TQDM_DISABLE": "1"}  # stderr holds only what run.py itself says
-    return subprocess.run([sys.executable, "local_eval/run.py", *args], cwd=cwd, capture_output=True,
+    llm = () if "--llm" in args or "--merge" in args else ("--llm", "scripted")
+    return subprocess.run([sys.executable, "local_eval/run.py", *args, *llm], cwd=cwd, capture_output=True,
                           text=True, timeout=600, env=env)
 
 

@@ -20,6 +20,7 @@ def test_zip_has_the_submission_at_its_root_without_caches(tmp_path):
     assert "__init__.py" in names and "model_inference.py" in names and "prompts/answer.ru.yaml" in names
     assert "wheels/pins.txt" in names
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith(("tests", "local_eval"))]
+    assert not [n for n in names if n.endswith(".gguf") or "xllamacpp" in n]  # the local model stays out
     with pytest.raises(SystemExit, match="over the"):
         make_zip.build(tmp_path / "big.zip", limit=1000)
     assert not (tmp_path / "big.zip").exists()

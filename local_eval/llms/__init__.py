@@ -8,6 +8,7 @@
   collect:DIR          answers from DIR, queues the rest for a batch job
   fixture:FILE[,FILE]  recorded extraction and versions output (`fixture.py`)
   split:SPEC;SPEC      schema prompts to the first backend, answers to the second (`split.py`)
+  llama:MODEL[,k=v]    a GGUF model on the CPU through xllamacpp (`llama.py`, docs/local_model.md)
 Called by `local_eval/run.py` (readers and judges), `tools/` and `bench/`.
 """
 from __future__ import annotations
@@ -21,6 +22,11 @@ from submit.memory.llm import LLM, BackendUnavailable
 def _openai(arg: str) -> LLM:
     from .openai import OpenAIBackend
     return OpenAIBackend(arg)
+
+
+def _llama(arg: str) -> LLM:
+    from .llama import LlamaBackend
+    return LlamaBackend(arg)
 
 
 def _cache(arg: str) -> LLM:
@@ -60,6 +66,7 @@ BACKENDS: dict[str, Callable[[str], LLM]] = {
     "collect": _collect,
     "fixture": _fixture,
     "split": _split,
+    "llama": _llama,
 }
 
 

@@ -114,11 +114,14 @@ def build_prompts(candidates: Sequence[Candidate], lang: str, peer: bool = False
 
 
 def parse_facts(raw: str, candidate: Candidate, stats: Counter, peer: bool = False) -> list[Fact]:
-    """Facts from one reply; malformed items are dropped and counted, never raised. In a peer
-    chat each key gets the speaker's name: `job` -> `job.Caroline`."""
+    """Facts from one reply; malformed items are dropped and counted, never raised. A reply cut
+    short (at max_tokens) keeps its complete items and counts as `cut`, apart from `unparsable`
+    ones. In a peer chat each key gets the speaker's name: `job` -> `job.Caroline`."""
     items = _json_items(raw)
     if items is None:
-        stats["unparsable"] += 1
+        items = complete_items(raw)
+        stats["cut" if items is not None else "unparsable"] += 1
+    if items is None:
         return []
     facts = []
     speaker = speaker_of(candidate.turn.text) if peer else None
@@ -150,6 +153,32 @@ def json_candidates(raw: str):
             yield json.loads(candidate)
         except (ValueError, TypeError):
             continue
+
+
+def complete_items(raw: str) -> Optional[list]:
+    """The complete items of a JSON array cut short, None where there is no array:
+    `complete_items('{"facts": [{"a": 1}, {"b"')` == [{"a": 1}]."""
+    text = raw or ""
+    start = text.find("[")
+    if start < 0:
+        return None
+    decoder, items, i = json.JSONDecoder(), [], start + 1
+    while True:
+        try:
+            item, i = decoder.raw_decode(text, _skip_space(text, i))
+        except ValueError:  # cut inside this item, or not JSON at all: what came before stands
+            return items
+        items.append(item)
+        i = _skip_space(text, i)
+        if not text.startswith(",", i):
+            return items
+        i += 1
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
 
 
 def _between(text: str, open_: str, close: str) -> str:

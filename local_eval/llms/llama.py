@@ -1,0 +1,204 @@
+"""`llama:MODEL[,ctx=N][,threads=N][,prefix=0|1][,memo=0|1]`: a GGUF model on the CPU, in-process.
+
+MODEL is a GGUF path or a pinned name (`llama:qwen2.5-coder-0.5b`, local_eval/llms/pins.py).
+xllamacpp (llama.cpp's server as a library, prebuilt CPU wheels) loads the model once and
+takes OpenAI-style requests in-process: the GGUF's own chat template, greedy and seeded,
+every schema prompt held to its JSON schema on one line (`{"k": v, ...}`: the indented form
+the grammar would also allow costs a third more output tokens), token counts from the
+server's usage (its own tokenizer).
+
+One slot, one prompt at a time. The server keeps the previous prompt's cache, so prompts
+that share an instruction prefix (every extraction prompt) read only their new tail
+(`prefix=1`); parallel slots measured slower on 2 cores and lose that (docs/local_model.md).
+A prefix read apart from its tail can flip a near-tie in greedy decoding, so replies are
+reproducible for the same sequence of prompts, not for one prompt alone; `prefix=0` reads
+every prompt whole. Greedy decoding gives a prompt asked again the same reply, so the
+backend keeps its replies for the process (`memo=1`): a benchmark that asks several
+questions over one dialogue builds the same extraction prompts for each and pays for them
+once; the ledger still counts their tokens, but the later records' answer_time is lower
+than a contest run's (`memo=0` for timings). Evaluation only: never in the contest zip.
+Built by `local_eval.llms.make_llm`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import urllib.request
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from submit.memory.llm import LLM, BackendUnavailable, Generation
+
+from . import pins
+
+SEED = 42
+SHORTEN_TRIES = 4
+
+
+class LlamaError(RuntimeError):
+    """The server refused or failed a request (its own message)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the spec string may set after the model: `ctx=16384,threads=2,prefix=0,memo=0`."""
+    ctx: int = 16384  # tokens of context: an 8k-character answer prompt in Russian is ~3.6k
+    threads: int = 0  # 0: every CPU this process may use
+    prefix: int = 1  # 1: reuse the previous prompt's common prefix; 0: read every prompt whole
+    memo: int = 1  # 1: a prompt asked again gets the reply it got before
+
+    @classmethod
+    def parse(cls, items: list[str]) -> "Options":
+        values = {}
+        for item in items:
+            key, eq, value = item.partition("=")
+            if not eq or key not in cls.__dataclass_fields__ or not value.isdigit():
+                raise BackendUnavailable(f"llama: {item!r} is not one of ctx=N, threads=N, prefix=0|1, memo=0|1")
+            values[key] = int(value)
+        return cls(**values)
+
+
+def parse_spec(arg: str) -> tuple[Path, Options]:
+    """`"qwen2.5-coder-0.5b,ctx=4096"` -> (.models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf, Options(ctx=4096))."""
+    model, *items = arg.split(",")
+    if not model:
+        raise BackendUnavailable("llama: spec must look like llama:FILE.gguf[,ctx=N][,threads=N][,prefix=0|1][,memo=0|1]")
+    path = pins.path_of(model) if model in pins.PINS else Path(model)
+    if not path.is_file():
+        hint = f"; fetch it with tools/fetch_model.py {model}" if model in pins.PINS else ""
+        raise BackendUnavailable(f"llama: no GGUF file at {str(path)!r}{hint}")
+    return path, Options.parse(items)
+
+
+def uses_local_model(spec: Optional[str]) -> bool:
+    """The spec runs a `llama:` model, also inside cache:/split: (`cache:DIR+llama:M`)."""
+    return bool(spec) and re.search(r"(^|[+;])llama:", spec) is not None
+
+
+def cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class Engine:
+    """One loaded model behind its server, shared by every backend built on the same file and
+    options (a reader and a judge on one model load it once)."""
+
+    def __init__(self, path: Path, options: Options):
+        # OpenMP threads that spin while they wait take the CPU from each other on a shared
+        # 2-core machine: output went from 3 to 16 tokens/s with the 0.5B (docs/local_model.md).
+        # Read when the library loads, so it is set before the import.
+        os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+        try:
+            import xllamacpp
+        except ImportError as e:
+            raise BackendUnavailable("backend 'llama:' needs xllamacpp (pip install xllamacpp; make install has it)") from e
+        self.key = secrets.token_hex(16)  # the server also listens on 127.0.0.1: only we may call it
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = options.ctx
+        params.n_parallel = 1
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = options.threads or cpus()
+        params.api_keys = [self.key]
+        params.verbosity = -1  # no log lines over the progress bar
+        self.server = xllamacpp.Server(params)
+        self.url = self.server.listening_address
+
+
+_ENGINES: "weakref.WeakValueDictionary[tuple, Engine]" = weakref.WeakValueDictionary()
+
+
+def engine(path: Path, options: Options) -> Engine:
+    """The loaded model for this file and these options: the one already loaded, or a new one."""
+    key = (str(path.resolve()), options.ctx, options.threads)
+    found = _ENGINES.get(key)
+    if found is None:
+        found = _ENGINES[key] = Engine(path, options)
+    return found
+
+
+class LlamaBackend(LLM):
+    """A GGUF model, loaded once (`engine`) and kept while a backend holds it."""
+
+    name = "llama"
+    # Seconds per extraction prompt for the time budget before the first dialogue measures
+    # it: on the demo the 0.5B took ~5 s, the 1.5B ~19 s on a busy 2-core machine.
+    prior_seconds_per_prompt = 10.0
+
+    def __init__(self, arg: str):
+        self.path, self.options = parse_spec(arg)
+        self.engine = engine(self.path, self.options)
+        self.memo: dict = {}  # sha256 of the request -> its Generation
+
+    def _generate(self, chats, *, max_tokens, schema):
+        from submit import guard
+        ticket, out = guard.current(), []
+        for chat in chats:
+            if ticket is not None:  # an abandoned answer frees the engine after this prompt
+                ticket.check()
+            out.append(self._one(chat, max_tokens, schema))
+        return out
+
+    def _one(self, chat, max_tokens, schema) -> Generation:
+        if not self.options.memo:
+            return self._ask(chat, max_tokens, schema)
+        key = hashlib.sha256(json.dumps([chat, max_tokens, schema], ensure_ascii=False).encode()).hexdigest()
+        if key not in self.memo:
+            self.memo[key] = self._ask(chat, max_tokens, schema)
+        return self.memo[key]
+
+    def _ask(self, chat, max_tokens, schema) -> Generation:
+        for _ in range(SHORTEN_TRIES):
+            body = {**request(chat, max_tokens, schema), "cache_prompt": bool(self.options.prefix)}
+            reply = self.engine.server.handle_chat_completions(body)
+            error = reply.get("error") if isinstance(reply, dict) else {"message": repr(reply)}
+            if not error:
+                usage = reply.get("usage") or {}
+                text = reply["choices"][0]["message"].get("content") or ""
+                return Generation(text.strip(), int(usage.get("prompt_tokens", 0)),
+                                  int(usage.get("completion_tokens", 0)))
+            if error.get("type") != "exceed_context_size_error":
+                raise LlamaError(f"llama: {error.get('message', error)}")
+            chat = fit(chat, error, max_tokens)
+        raise LlamaError(f"llama: the prompt does not fit {self.options.ctx} tokens even after shortening")
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of a text by the model's own tokenizer (the server's /tokenize)."""
+        if not text:
+            return 0
+        body = json.dumps({"content": text, "add_special": False}).encode()
+        call = urllib.request.Request(f"{self.engine.url}/tokenize", data=body, headers={
+            "Content-Type": "application/json", "Authorization": f"Bearer {self.engine.key}"})
+        with urllib.request.urlopen(call, timeout=60) as response:
+            return len(json.loads(response.read())["tokens"])
+
+    def close(self) -> None:
+        self.engine = None  # the model is freed once no backend holds it
+
+
+def request(chat: list, max_tokens: int, schema: Optional[dict]) -> dict:
+    """The body of one chat: greedy, seeded, held to the schema's one-line JSON when there is one."""
+    body = {"messages": chat, "max_tokens": max_tokens, "temperature": 0.0, "seed": SEED}
+    if schema:
+        body["grammar"] = grammar(schema)
+    return body
+
+
+def grammar(schema: dict) -> str:
+    """The schema as llguidance grammar (what xllamacpp's own json_schema_to_grammar writes),
+    with the separators fixed to the model's usual one-line form."""
+    one_line = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+    return "%llguidance {}\nstart: %json " + json.dumps({**schema, "x-guidance": one_line}, ensure_ascii=False)
+
+
+def fit(chat: list, error: dict, max_tokens: int) -> list:
+    """The chat with its last message cut (head and tail kept) so that the prompt, by the
+    server's count, leaves room for the reply."""
+    from submit.memory.llm_backends import shorten_chat
+    tokens, ctx = int(error.get("n_prompt_tokens") or 0), int(error.get("n_ctx") or 0)
+    factor = (ctx - max_tokens) / max(tokens, 1) * 0.9 if tokens and ctx > max_tokens else 0.5
+    return shorten_chat(chat, max(0.05, factor))
