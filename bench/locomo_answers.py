@@ -1,7 +1,7 @@
 """Answer accuracy of finished LoCoMo runs under the strict judge, as one table.
 
     .venv/bin/python bench/locomo_answers.py runs/locomo-16k [runs/locomo-16k-judge-b ...] \
-        [--label NAME ...] [--out bench/results/locomo_answers.md]
+        [--label NAME ...] [--out bench/results/locomo_answers/table.md]
 
 Each RUN is a `local_eval/run.py --dataset locomo --judge ...` folder whose rows are complete.
 Per run: accuracy over all questions, over the answerable ones (LoCoMo's adversarial
