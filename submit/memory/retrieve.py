@@ -16,6 +16,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import Collection
 
 import numpy as np
 
@@ -140,7 +141,12 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight) if peer else fused
     session_weight = settings.peer_session_weight if peer else settings.session_weight
     if session_weight:
-        scores = _session_boost(scores, fused, store, session_weight)
+        # A turn with no dense key (a long assistant reply) takes no share of its session: in the
+        # contest's dialogues such replies, 1200 characters each, filled half of an 8k context
+        # whenever their session ranked high, pushing out the user's turns of other sessions.
+        # (Peer chats keep it: there a long turn is conversation too.)
+        shared = dense.keys() if settings.method == "hybrid" and not peer else scores.keys()
+        scores = _session_boost(scores, fused, store, session_weight, shared)
     if settings.speaker_weight:
         scores = _speaker_boost(scores, store, question, settings.speaker_weight)
     if peer and settings.period_weight:
@@ -217,13 +223,13 @@ def is_peer_chat(store: TurnStore, max_median_chars: int) -> bool:
     return bool(lengths) and float(np.median(lengths)) <= max_median_chars
 
 
-def _session_boost(scores: dict, base: dict, store: TurnStore, weight: float) -> dict:
-    """Each turn of `scores` plus `weight` x its session's best `base` score."""
+def _session_boost(scores: dict, base: dict, store: TurnStore, weight: float, shared: Collection[int]) -> dict:
+    """Each turn of `shared` plus `weight` x its session's best `base` score; the others as they are."""
     best = defaultdict(lambda: -np.inf)
     for t, s in base.items():
         sid = store.turns[t].session_id
         best[sid] = max(best[sid], s)
-    return {t: s + weight * best[store.turns[t].session_id] for t, s in scores.items()}
+    return {t: s + weight * best[store.turns[t].session_id] if t in shared else s for t, s in scores.items()}
 
 
 def _neighbor_boost(scores: dict, store: TurnStore, weight: float) -> dict:
