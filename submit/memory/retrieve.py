@@ -82,6 +82,10 @@ class RetrieveSettings:
     period_weight: float = 0.2
     period_after_days: int = 3
     period_max_days: int = 31
+    # The turns the answer's fact lines came from (`search(favoured=...)`) get this bonus: the
+    # facts of a topic the question names bring their own messages into the excerpts, so a list
+    # answer finds every item twice (bench/lists.py, README). Nothing in retrieval-only runs.
+    fact_turn_weight: float = 0.05
 
 
 ASKS_ASSISTANT = re.compile(
@@ -120,8 +124,9 @@ def fuse(dense: dict, lexical: dict, settings: RetrieveSettings) -> dict:
 
 
 def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
-           settings: RetrieveSettings = RetrieveSettings()) -> list[Hit]:
-    """All turns with any key, best first."""
+           settings: RetrieveSettings = RetrieveSettings(), favoured: Collection[int] = ()) -> list[Hit]:
+    """All turns with any key, best first; `favoured` turns (the sources of the facts the answer
+    shows) get `fact_turn_weight`."""
     if asks_about_assistant(question):
         settings = replace(settings, lexical_only_weight=settings.assistant_question_weight)
     peer = is_peer_chat(store, settings.peer_max_median_chars)
@@ -151,6 +156,8 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
         scores = _speaker_boost(scores, store, question, settings.speaker_weight)
     if peer and settings.period_weight:
         scores = _period_boost(scores, store, question, settings)
+    if favoured and settings.fact_turn_weight:
+        scores = {t: s + settings.fact_turn_weight * (t in favoured) for t, s in scores.items()}
     hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0)) for t, s in scores.items()]
     hits.sort(key=lambda h: (-h.score, h.turn_idx))
     return hits
