@@ -9,6 +9,7 @@ from submit.memory.embed import HashEmbedder
 from submit.memory.facts import Fact
 from submit.memory.index import KeyIndex
 from submit.memory.llm import ScriptedLLM
+from submit.memory import retrieve as search_module
 from submit.memory.retrieve import RetrieveSettings, _session_boost, search
 from models import Message
 
@@ -124,3 +125,19 @@ def test_a_long_assistant_reply_takes_no_share_of_its_session():
     assert hits[1].dense == -1.0  # no dense key: BM25 alone, and no session share
     assert hits[1].score == pytest.approx(hits[0].dense + RetrieveSettings().lexical_only_weight
                                           * hits[1].lexical / max(hits[0].lexical, hits[1].lexical))
+
+
+def test_each_best_hit_queries_on_its_own_and_lifts_the_keys_near_it():
+    store = store_of([("Caroline: I went to a support group for trans people.", "Melanie: How was it?")],
+                     [("Caroline: The pride parade last week was amazing!", "Melanie: Wow!")],
+                     [("Caroline: I bought a new bike.", "Melanie: Cool.")])
+    embedder = HashEmbedder()
+    index = KeyIndex(embedder)
+    index.add_turns(store.turns)
+    scores, keys = index.dense_search(embedder.embed_queries(["support group"])[0])
+    lifted = search_module.with_hit_queries(index, scores, keys, 1, 0.5)
+    best = int(np.argmax(scores))
+    near = index.dense_search_many(index.vectors([best]))[0]
+    assert lifted == pytest.approx(0.5 * scores + 0.5 * near)
+    assert lifted[best] == pytest.approx(0.5 * scores[best] + 0.5)  # the hit itself is nearest to itself
+    assert search_module.with_hit_queries(index, scores, keys, 0, 0.5) is scores

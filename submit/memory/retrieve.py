@@ -72,6 +72,12 @@ class RetrieveSettings:
     # at the question's own weight. Numbers in the README.
     feedback_terms: int = 5
     feedback_terms_weight: float = 1.0
+    # Peer chats: each of the `hit_queries` best keys (of distinct turns) also queries on its own,
+    # and a key's cosine becomes (1 - w) x its own + w x its best cosine to one of them
+    # (`with_hit_queries`). Chosen leave-one-conversation-out on LoCoMo (bench/locomo_cv.py,
+    # bench/results/lists.md): multi-hop questions gather items said in other sessions.
+    hit_queries: int = 2
+    hit_query_weight: float = 0.2
     # In a peer chat, a question that names a period ("on 25 May, 2022", "last Saturday":
     # `period`) gives turns of sessions held in it, or up to `period_after_days` after it (an
     # event is told in the next chat), this bonus; periods longer than `period_max_days` say
@@ -136,6 +142,8 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     if settings.feedback_keys and not peer and settings.method != "bm25":
         dense_scores, dense_keys = index.dense_search(
             expand_query(index, query_vector, dense_scores, settings.feedback_keys, settings.feedback_weight))
+    if settings.hit_queries and peer and settings.method != "bm25":
+        dense_scores = with_hit_queries(index, dense_scores, dense_keys, settings.hit_queries, settings.hit_query_weight)
     question_tokens = tokenize(question)
     lexical_scores, lexical_keys = index.lexical_search_tokens(question_tokens)
     dense = best_per_turn(dense_scores, dense_keys)
@@ -176,6 +184,26 @@ def expand_query(index: KeyIndex, query_vector: np.ndarray, scores: np.ndarray, 
     top = np.argsort(-candidates, kind="stable")[: min(k, int(user.sum()))]
     moved = query_vector + weight * index.vectors(top).mean(axis=0)
     return (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
+
+
+def with_hit_queries(index: KeyIndex, scores: np.ndarray, keys: list, k: int, weight: float) -> np.ndarray:
+    """Dense scores with each of the k best keys (of distinct turns) as a query of its own:
+    (1 - weight) x the key's score + weight x its best cosine to one of those keys.
+
+    A list's items are said in other sessions in other words ("What LGBTQ+ events has Caroline
+    been to?": a support group, a pride parade); an item found resembles the next one more than
+    the question does, and unlike the mean of the hits (`expand_query`) one item is enough."""
+    top, seen = [], set()
+    for i in np.argsort(-scores, kind="stable").tolist():
+        if len(top) >= k:
+            break
+        if keys[i].turn_idx not in seen:
+            seen.add(keys[i].turn_idx)
+            top.append(i)
+    if not top:
+        return scores
+    nearest = index.dense_search_many(index.vectors(top)).max(axis=0)
+    return ((1 - weight) * scores + weight * nearest).astype(np.float32)
 
 
 def peer_query(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
