@@ -141,3 +141,15 @@ def test_each_best_hit_queries_on_its_own_and_lifts_the_keys_near_it():
     assert lifted == pytest.approx(0.5 * scores + 0.5 * near)
     assert lifted[best] == pytest.approx(0.5 * scores[best] + 0.5)  # the hit itself is nearest to itself
     assert search_module.with_hit_queries(index, scores, keys, 0, 0.5) is scores
+
+
+def test_a_question_about_the_assistants_words_keeps_the_long_replys_session_share():
+    store = store_of([("Я люблю рыбалку", "Вот советы для рыбалки: " + "бери удочку. " * 40)])
+    embedder = HashEmbedder()
+    index = KeyIndex(embedder)
+    index.add_turns(store.turns)
+    question = "Напомни, что ты советовал для рыбалки?"
+    hits = {h.turn_idx: h for h in search(index, store, question, embedder.embed_queries([question])[0])}
+    settings = RetrieveSettings()
+    alone = hits[0].dense + settings.assistant_question_weight * hits[1].lexical / max(hits[0].lexical, hits[1].lexical)
+    assert hits[1].score == pytest.approx(alone + settings.session_weight * hits[0].score / (1 + settings.session_weight))

@@ -133,7 +133,8 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
            settings: RetrieveSettings = RetrieveSettings(), favoured: Collection[int] = ()) -> list[Hit]:
     """All turns with any key, best first; `favoured` turns (the sources of the facts the answer
     shows) get `fact_turn_weight`."""
-    if asks_about_assistant(question):
+    about_assistant = asks_about_assistant(question)
+    if about_assistant:
         settings = replace(settings, lexical_only_weight=settings.assistant_question_weight)
     peer = is_peer_chat(store, settings.peer_max_median_chars)
     if peer and settings.method != "bm25":
@@ -154,11 +155,14 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight) if peer else fused
     session_weight = settings.peer_session_weight if peer else settings.session_weight
     if session_weight:
-        # A turn with no dense key (a long assistant reply) takes no share of its session: in the
-        # contest's dialogues such replies, 1200 characters each, filled half of an 8k context
-        # whenever their session ranked high, pushing out the user's turns of other sessions.
-        # (Peer chats keep it: there a long turn is conversation too.)
-        shared = dense.keys() if settings.method == "hybrid" and not peer else scores.keys()
+        # A turn with no dense key (a long assistant reply) takes no share of its session unless
+        # the question asks what the assistant said: in the contest's dialogues such replies,
+        # 1200 characters each, filled half of an 8k context whenever their session ranked high,
+        # pushing out the user's turns of other sessions; LongMemEval's questions about the
+        # assistant's words (all 28 match `asks_about_assistant`) need exactly that share. Peer
+        # chats keep it: there a long turn is conversation too.
+        own_only = settings.method == "hybrid" and not peer and not about_assistant
+        shared = dense.keys() if own_only else scores.keys()
         scores = _session_boost(scores, fused, store, session_weight, shared)
     if settings.speaker_weight:
         scores = _speaker_boost(scores, store, question, settings.speaker_weight)
