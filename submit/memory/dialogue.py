@@ -2,7 +2,8 @@
 
 `write` only records (cheap). `answer` does the expensive work in batches: extract facts
 from every pending pair in one LLM call, version them into slots, index turns and facts,
-rank for the question, pack a budgeted context, ask the LLM. Every stage's seconds are
+choose the facts to show (`topics`), rank for the question (the shown facts' turns
+favoured), pack a budgeted context, ask the LLM. Every stage's seconds are
 kept in `timings` for the profiler. Called by `model_inference`.
 """
 from __future__ import annotations

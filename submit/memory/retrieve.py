@@ -3,12 +3,15 @@
 In a user–assistant chat the dense query first moves towards its best user keys
 (`expand_query`). Each key's score goes to the turn it points to (best key wins); the two
 rankings are fused (`fuse`), then each turn gets a share of its session's strength, so evidence
-spread over a session's turns and sessions that keep coming up rank together. In a peer
+spread over a session's turns and sessions that keep coming up rank together (a long
+assistant reply only when the question asks what the assistant said). In a peer
 chat (two people writing short turns, like LoCoMo) the dense query instead drops the
-speakers' names and the dialogue's common direction (`peer_query`), a turn also takes a
-share of its neighbours' scores, a turn by a speaker the question names gets a bonus, and
-so does a turn of a session held in the period the question names (`period`).
-`rank_sessions` aggregates turns into sessions. Called by `dialogue` and local_eval.
+speakers' names and the dialogue's common direction (`peer_query`), its best hits query
+again on their own (`with_hit_queries`), a turn also takes a share of its neighbours'
+scores, a turn by a speaker the question names gets a bonus, and so does a turn of a
+session held in the period the question names (`period`). The turns of the facts the
+answer shows get a bonus too (`favoured`). `rank_sessions` aggregates turns into sessions.
+Called by `dialogue` and local_eval.
 """
 from __future__ import annotations
 
