@@ -1,5 +1,5 @@
-"""List questions (issue 30): the facts of the topic a question names reach the prompt, and their
-turns reach the excerpts; a long assistant reply takes no share of its session."""
+"""List questions (issue 30): the facts of the topic a question names reach the prompt, their
+turns reach the excerpts, and in a peer chat the best hits query again on their own."""
 import numpy as np
 import pytest
 
@@ -10,7 +10,7 @@ from submit.memory.facts import Fact
 from submit.memory.index import KeyIndex
 from submit.memory.llm import ScriptedLLM
 from submit.memory import retrieve as search_module
-from submit.memory.retrieve import RetrieveSettings, _session_boost, search
+from submit.memory.retrieve import RetrieveSettings, search
 from models import Message
 
 from test_retrieval import store_of
@@ -115,18 +115,6 @@ def test_the_facts_shown_bring_their_sessions_turns_into_a_small_context():
     assert not {0, 4, 10} & set(bare.turn_ids)  # by the ranking alone the context holds none of them
 
 
-def test_a_long_assistant_reply_takes_no_share_of_its_session():
-    store = store_of([("Я люблю рыбалку", "Вот советы для рыбалки: " + "бери удочку. " * 40)])
-    assert _session_boost({0: 0.8, 1: 0.1}, {0: 0.8, 1: 0.1}, store, 0.5, {0}) == pytest.approx({0: 1.2, 1: 0.1})
-    embedder = HashEmbedder()
-    index = KeyIndex(embedder)
-    index.add_turns(store.turns)
-    hits = {h.turn_idx: h for h in search(index, store, "рыбалка", embedder.embed_queries(["рыбалка"])[0])}
-    assert hits[1].dense == -1.0  # no dense key: BM25 alone, and no session share
-    assert hits[1].score == pytest.approx(hits[0].dense + RetrieveSettings().lexical_only_weight
-                                          * hits[1].lexical / max(hits[0].lexical, hits[1].lexical))
-
-
 def test_each_best_hit_queries_on_its_own_and_lifts_the_keys_near_it():
     store = store_of([("Caroline: I went to a support group for trans people.", "Melanie: How was it?")],
                      [("Caroline: The pride parade last week was amazing!", "Melanie: Wow!")],
@@ -142,14 +130,3 @@ def test_each_best_hit_queries_on_its_own_and_lifts_the_keys_near_it():
     assert lifted[best] == pytest.approx(0.5 * scores[best] + 0.5)  # the hit itself is nearest to itself
     assert search_module.with_hit_queries(index, scores, keys, 0, 0.5) is scores
 
-
-def test_a_question_about_the_assistants_words_keeps_the_long_replys_session_share():
-    store = store_of([("Я люблю рыбалку", "Вот советы для рыбалки: " + "бери удочку. " * 40)])
-    embedder = HashEmbedder()
-    index = KeyIndex(embedder)
-    index.add_turns(store.turns)
-    question = "Напомни, что ты советовал для рыбалки?"
-    hits = {h.turn_idx: h for h in search(index, store, question, embedder.embed_queries([question])[0])}
-    settings = RetrieveSettings()
-    alone = hits[0].dense + settings.assistant_question_weight * hits[1].lexical / max(hits[0].lexical, hits[1].lexical)
-    assert hits[1].score == pytest.approx(alone + settings.session_weight * hits[0].score / (1 + settings.session_weight))

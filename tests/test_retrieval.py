@@ -107,7 +107,7 @@ def test_a_chat_is_peer_when_the_second_side_writes_short_turns():
 def test_boosts_add_session_neighbour_and_speaker_shares():
     store = store_of([("Caroline: a", "Melanie: b"), ("Caroline: c", "Melanie: d")], [("Caroline: e", "x")])
     base = {0: 1.0, 1: 0.5, 2: 0.2, 3: 0.0, 4: 0.8}
-    assert _session_boost({0: 1.0, 4: 0.8}, base, store, 0.5, {0, 4}) == pytest.approx({0: 1.5, 4: 1.2})
+    assert _session_boost({0: 1.0, 4: 0.8}, base, store, 0.5) == pytest.approx({0: 1.5, 4: 1.2})
     near = _neighbor_boost(base, store, 0.5)
     # half the better neighbour in the same session; turn 4 has none there, so the floor (0.0)
     assert near == pytest.approx({0: 1.25, 1: 1.0, 2: 0.45, 3: 0.1, 4: 0.8})

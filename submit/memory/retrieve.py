@@ -3,8 +3,7 @@
 In a user–assistant chat the dense query first moves towards its best user keys
 (`expand_query`). Each key's score goes to the turn it points to (best key wins); the two
 rankings are fused (`fuse`), then each turn gets a share of its session's strength, so evidence
-spread over a session's turns and sessions that keep coming up rank together (a long
-assistant reply only when the question asks what the assistant said). In a peer
+spread over a session's turns and sessions that keep coming up rank together. In a peer
 chat (two people writing short turns, like LoCoMo) the dense query instead drops the
 speakers' names and the dialogue's common direction (`peer_query`), its best hits query
 again on their own (`with_hit_queries`), a turn also takes a share of its neighbours'
@@ -136,8 +135,7 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
            settings: RetrieveSettings = RetrieveSettings(), favoured: Collection[int] = ()) -> list[Hit]:
     """All turns with any key, best first; `favoured` turns (the sources of the facts the answer
     shows) get `fact_turn_weight`."""
-    about_assistant = asks_about_assistant(question)
-    if about_assistant:
+    if asks_about_assistant(question):
         settings = replace(settings, lexical_only_weight=settings.assistant_question_weight)
     peer = is_peer_chat(store, settings.peer_max_median_chars)
     if peer and settings.method != "bm25":
@@ -158,15 +156,7 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight) if peer else fused
     session_weight = settings.peer_session_weight if peer else settings.session_weight
     if session_weight:
-        # A turn with no dense key (a long assistant reply) takes no share of its session unless
-        # the question asks what the assistant said: in the contest's dialogues such replies,
-        # 1200 characters each, filled half of an 8k context whenever their session ranked high,
-        # pushing out the user's turns of other sessions; LongMemEval's questions about the
-        # assistant's words (all 28 match `asks_about_assistant`) need exactly that share. Peer
-        # chats keep it: there a long turn is conversation too.
-        own_only = settings.method == "hybrid" and not peer and not about_assistant
-        shared = dense.keys() if own_only else scores.keys()
-        scores = _session_boost(scores, fused, store, session_weight, shared)
+        scores = _session_boost(scores, fused, store, session_weight)
     if settings.speaker_weight:
         scores = _speaker_boost(scores, store, question, settings.speaker_weight)
     if peer and settings.period_weight:
@@ -265,13 +255,13 @@ def is_peer_chat(store: TurnStore, max_median_chars: int) -> bool:
     return bool(lengths) and float(np.median(lengths)) <= max_median_chars
 
 
-def _session_boost(scores: dict, base: dict, store: TurnStore, weight: float, shared: Collection[int]) -> dict:
-    """Each turn of `shared` plus `weight` x its session's best `base` score; the others as they are."""
+def _session_boost(scores: dict, base: dict, store: TurnStore, weight: float) -> dict:
+    """Each turn of `scores` plus `weight` x its session's best `base` score."""
     best = defaultdict(lambda: -np.inf)
     for t, s in base.items():
         sid = store.turns[t].session_id
         best[sid] = max(best[sid], s)
-    return {t: s + weight * best[store.turns[t].session_id] if t in shared else s for t, s in scores.items()}
+    return {t: s + weight * best[store.turns[t].session_id] for t, s in scores.items()}
 
 
 def _neighbor_boost(scores: dict, store: TurnStore, weight: float) -> dict:
