@@ -99,7 +99,7 @@ def measure_ru(record, memory, origins, units) -> dict:
                                                   memory.peer).turn_ids)
            for name, budget in BUDGETS.items()}
     row["sess@5"] = R.session_recall_all(record.evidence_sessions, rank_sessions(hits, memory.store), 5)
-    item_sets = [{k for k, o in enumerate(origins) if harness._matches(u, o)} for u in units]
+    item_sets = harness.evidence_positions(dataclasses.replace(record, evidence=tuple(units)), origins)
     row["items_in_facts"] = (sum(bool(s & shown) for s in item_sets) / len(item_sets)) if item_sets else None
     context = memory._pack(hits, lang)
     chat = answer_step.build_prompt(record.question, context, lang, facts=lines)
