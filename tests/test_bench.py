@@ -132,3 +132,24 @@ def test_versioning_lists_every_link_it_counts(tmp_path, shared_data):
         keys = line.split("`")[1], line.split("`")[3]
         assert all(f"{name}:" in line.split(" · check:")[0] for name in "ABCD")  # every link's pair is judged
         assert line.startswith("- same key") == (keys[0] == keys[1]), line
+
+
+def test_lists_bench_tables_the_probe_and_varies_settings_of_both_kinds(tmp_path, shared_data):
+    import lists
+    assert lists.parse_vary(["fact_chars=1800,2400", "fact_turn_weight=0"]) == {"fact_chars": [1800, 2400],
+                                                                                 "fact_turn_weight": [0.0]}
+    settings = lists.settings_with({"max_fact_lines": 20, "fact_turn_weight": 0.0})
+    assert (settings.max_fact_lines, settings.retrieve.fact_turn_weight) == (20, 0.0)
+    with pytest.raises(ValueError, match="number field"):
+        lists.parse_vary(["retrieve=1"])
+    out = tmp_path / "lists.json"
+    proc = subprocess.run([sys.executable, "bench/lists.py", "--sets", "probe", "--embedder", "hash", "--cache-dir", "",
+                           "--vary", "fact_turn_weight=0", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(out.read_text())["results"]
+    assert [r["overrides"] for r in results] == [{}, {"fact_turn_weight": 0.0}]
+    for result in results:  # the 24 probe questions, each with every column of the table
+        assert len(result["rows"]) == 24 and all(0 <= r["items_in_facts"] <= 1 and r["facts_chars"] > 0
+                                                 for r in result["rows"])
+    assert "| probe | info_consolidation | 24 |" in out.with_suffix(".md").read_text()
