@@ -27,13 +27,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401
 from local_eval import benchmarks, harness  # noqa: E402
 from local_eval.llms.fixture import FixtureLLM  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
-FIXTURES = ",".join(str(path) for path in (DATA / "extraction_fixture.jsonl", ROOT / "bench/fixtures/versions_fixture.jsonl",
+FIXTURES = ",".join(str(path) for path in (DATA / "extraction_fixture.jsonl",
+                                            ROOT / "bench/fixtures/versions_fixture.jsonl",
                                             ROOT / "bench/fixtures/versions_check_fixture.jsonl"))
 
 

@@ -33,12 +33,9 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-import local_eval  # noqa: E402,F401
 from local_eval import benchmarks, harness, retrieval_eval as R  # noqa: E402
 from local_eval.tasks import gigamemory  # noqa: E402
-from retrieval_sweep import combinations  # noqa: E402
+from bench.retrieval_sweep import combinations  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 RU = DATA / "gigamemory"
@@ -171,7 +168,8 @@ def parse_vary(specs: list) -> dict:
         name, _, values = spec.partition("=")
         if name not in defaults or not values or isinstance(defaults[name], (dict, tuple)) \
                 or dataclasses.is_dataclass(defaults[name]):
-            raise ValueError(f"--vary wants FIELD=V1,V2 with FIELD a number field of Settings or RetrieveSettings; got {spec!r}")
+            raise ValueError("--vary wants FIELD=V1,V2 with FIELD a number field of Settings or "
+                             f"RetrieveSettings; got {spec!r}")
         out[name] = [type(defaults[name])(v) for v in values.split(",")]
     return out
 

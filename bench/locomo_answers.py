@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 from local_eval import results, summary  # noqa: E402
 
 ADVERSARIAL = "adversarial"

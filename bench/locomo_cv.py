@@ -28,11 +28,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-import local_eval  # noqa: E402,F401
 from local_eval import benchmarks, retrieval_eval as R  # noqa: E402
-from retrieval_sweep import SHORT, build_all, parse_vary  # noqa: E402
+from bench.retrieval_sweep import SHORT, build_all, parse_vary  # noqa: E402
 from submit.memory.dialogue import Settings  # noqa: E402
 from submit.memory.retrieve import RetrieveSettings  # noqa: E402
 
@@ -149,7 +146,8 @@ def report(result: dict) -> str:
              f"In-sample, defaults: {SHORT[SELECT]} {ins[SELECT]:.3f}; in-sample, the best grid point on all "
              f"five ({label(best['overrides'])}): {SHORT[SELECT]} {best['scores'][SELECT]:.3f}.", "",
              "Chosen values across the folds: " + ("; ".join(
-                 f"{k}: " + ", ".join(f"{v} x{n}" for v, n in sorted(c.items())) for k, c in result["stability"].items())
+                 f"{k}: " + ", ".join(f"{v} x{n}" for v, n in sorted(c.items()))
+                 for k, c in result["stability"].items())
                  or "no field varied") + "."]
     return "\n".join(lines) + "\n"
 

@@ -1,6 +1,7 @@
 """A reader over fixed answer prompts: the same prompts read by the real local model, or by anyone.
 
-    .venv/bin/python bench/readers.py answer --prompts P.jsonl --llm 'cache:bench/stores/readers/qwen1.5b+llama:qwen2.5-coder-1.5b' --out A.jsonl
+    .venv/bin/python bench/readers.py answer --prompts P.jsonl --out A.jsonl \
+        --llm 'cache:bench/stores/readers/qwen1.5b+llama:qwen2.5-coder-1.5b'
     .venv/bin/python bench/readers.py judge A.jsonl [B.jsonl ...] --verdicts V.jsonl --pending J.jsonl
     .venv/bin/python bench/readers.py table A.jsonl [B.jsonl ...] --verdicts V.jsonl --out bench/results/readers.md
 
@@ -18,15 +19,12 @@ mode from the verdicts (`{"question", "answer", "correct"}` lines).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401  (the contest stand-ins `submit` imports)
 from local_eval import jsonl  # noqa: E402
 from submit.memory import answer as answer_step  # noqa: E402
 

@@ -7,8 +7,7 @@ import numpy as np
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-import locomo_cv as CV  # noqa: E402
+from bench import locomo_cv as CV
 
 EV16 = CV.R.METRICS.index(CV.SELECT)
 EV32 = CV.R.METRICS.index("evidence_recall@32000c")

@@ -20,8 +20,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401  (the contest stand-ins `submit` imports)
 from local_eval.llms import store as llm_store  # noqa: E402
 
 IDS = "stand_in_ids.json"

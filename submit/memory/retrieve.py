@@ -144,7 +144,8 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
         dense_scores, dense_keys = index.dense_search(
             expand_query(index, query_vector, dense_scores, settings.feedback_keys, settings.feedback_weight))
     if settings.hit_queries and peer and settings.method != "bm25":
-        dense_scores = with_hit_queries(index, dense_scores, dense_keys, settings.hit_queries, settings.hit_query_weight)
+        dense_scores = with_hit_queries(index, dense_scores, dense_keys, settings.hit_queries,
+                                        settings.hit_query_weight)
     question_tokens = tokenize(question)
     lexical_scores, lexical_keys = index.lexical_search_tokens(question_tokens)
     dense = best_per_turn(dense_scores, dense_keys)
@@ -245,7 +246,8 @@ def _with_feedback_terms(index: KeyIndex, store: TurnStore, question_tokens: lis
     extra = best_per_turn(scores, keys)
     top, top_extra = max(lexical.values(), default=0.0) or 1.0, max(extra.values(), default=0.0) or 1.0
     weight = settings.feedback_terms_weight
-    return {t: lexical.get(t, 0.0) / top + weight * extra.get(t, 0.0) / top_extra for t in lexical.keys() | extra.keys()}
+    return {t: lexical.get(t, 0.0) / top + weight * extra.get(t, 0.0) / top_extra
+            for t in lexical.keys() | extra.keys()}
 
 
 def is_peer_chat(store: TurnStore, max_median_chars: int) -> bool:
