@@ -46,14 +46,15 @@ def peer(messages: list) -> bool:
         "Each line starts with the name" in messages[0]["content"]
 
 
-def read_prompt(llm, row: dict) -> dict:
-    """The answer and both checks for one prompt, with what they cost."""
+def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
+    """The answer (with `ask` as the prompt's last line, when given) and both checks for one
+    prompt, with what they cost."""
     lang = answer_step.detect_lang(row["question"])
     start = time.perf_counter()
-    draft = llm.generate([row["messages"]], max_tokens=100)[0]
+    draft = llm.generate([with_ask(row["messages"], ask) if ask else row["messages"]], max_tokens=100)[0]
     text = answer_step.clean_answer(draft.text) or answer_step.NO_INFO[lang]
-    found = {}
-    for mode in ("before", "after"):
+    found = {"before": None, "after": None}
+    for mode in ("before", "after") if checks else ():
         if mode == "after" and text == answer_step.NO_INFO[lang]:
             found[mode] = None  # nothing to check: the reader declined itself
             continue
@@ -83,7 +84,8 @@ def answer(args) -> int:
     llm = make_llm(args.llm)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     for row in tqdm(todo, desc="prompts", unit="prompt"):
-        jsonl.append_rows(Path(args.out), [{**read_prompt(llm, row), "reader": args.llm}])
+        row = read_prompt(llm, row, args.ask, not args.no_checks)
+        jsonl.append_rows(Path(args.out), [{**row, "reader": args.llm, "ask": args.ask or None}])
     print(f"{len(prompts) - len(todo)} done before, {len(todo)} read now: {args.out}")
     return 0
 
@@ -153,6 +155,8 @@ def main(argv=None) -> int:
     a.add_argument("--prompts", action="append", required=True, help="a prompt file (bench/fixture_prompts.py)")
     a.add_argument("--llm", required=True, help="LLM spec (local_eval's; e.g. cache:DIR+llama:qwen2.5-coder-1.5b)")
     a.add_argument("--out", required=True, help="answers JSONL (appended; a rerun reads only what is missing)")
+    a.add_argument("--ask", default="", help="another last line for every prompt (a wording to try)")
+    a.add_argument("--no-checks", action="store_true", help="the answer alone, no abstention check")
     j = sub.add_parser("judge", help="write the items no verdict covers yet")
     j.add_argument("answers", nargs="+")
     j.add_argument("--verdicts", default="", help="verdicts JSONL ({question, answer, correct})")

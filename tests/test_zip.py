@@ -145,3 +145,21 @@ def test_make_zip_refuses_a_submission_that_cannot_install(tmp_path, monkeypatch
     (source / "wheels/bm25s-0.3.16-py3-none-any.whl").write_bytes(b"")
     assert make_zip.main(["--out", str(out)]) == 0
     assert "wheels/bm25s-0.3.16-py3-none-any.whl" in zipfile.ZipFile(out).namelist()
+
+
+def test_make_zip_refuses_evaluation_code_in_the_contest_package(tmp_path, capsys):
+    import shutil
+    make_zip = load_tool("make_zip")
+    assert make_zip.evaluation_modules() == []  # the contest package as it is
+    source = tmp_path / "submit"
+    shutil.copytree(ROOT / "submit", source, ignore=shutil.ignore_patterns("wheels", "weights", "__pycache__"))
+    (source / "memory/llm_store.py").write_text('"""A reply store that strayed back."""\n')
+    (source / "memory/timeref/helpers.py").write_text("from local_eval.llms import make_llm\n")
+    assert make_zip.evaluation_modules(source) == ["memory/llm_store.py", "memory/timeref/helpers.py"]
+    make_zip.SUBMIT, saved = source, make_zip.SUBMIT
+    try:
+        assert make_zip.main(["--out", str(tmp_path / "s.zip")]) == 1
+    finally:
+        make_zip.SUBMIT = saved
+    assert "evaluation code in the contest package (memory/llm_store.py, memory/timeref/helpers.py)" in \
+        capsys.readouterr().err and not (tmp_path / "s.zip").exists()

@@ -9,6 +9,7 @@ the submission could not install; `make wheels` fetches them), and above the con
 from __future__ import annotations
 
 import argparse
+import re
 import importlib.util
 import sys
 import zipfile
@@ -56,6 +57,26 @@ def missing_wheels(source: Path = SUBMIT) -> list[str]:
     return [pin for pin in bootstrap.pins(wheels / "pins.txt") if not bootstrap.has_wheel(pin, wheels)]
 
 
+# Evaluation-only code (reply stores, recorded fixtures, the local model, servers) lives in
+# local_eval/; a module by one of these names, or one importing the evaluation side, has
+# strayed into the contest package.
+EVAL_ONLY = {"llm_store", "llm_fixture", "store", "fixture", "llama", "openai", "split", "pins"}
+EVAL_PACKAGES = ("local_eval", "bench", "tools")
+
+
+def evaluation_modules(source: Path = SUBMIT) -> list[str]:
+    """Python files of the contest package that belong to evaluation, by name or by import."""
+    found = []
+    for rel in files(source):
+        if rel.suffix != ".py" or rel.parts[0] in ("wheels", "weights"):
+            continue
+        text = (source / rel).read_text(encoding="utf-8", errors="replace")
+        imports = re.findall(r"^\s*(?:from|import)\s+([\w.]+)", text, re.M)
+        if rel.stem in EVAL_ONLY or any(name.split(".")[0] in EVAL_PACKAGES for name in imports):
+            found.append(rel.as_posix())
+    return found
+
+
 def summary(source: Path = SUBMIT) -> str:
     by_top = Counter()
     sizes = Counter()
@@ -72,6 +93,11 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if not (SUBMIT / "__init__.py").is_file() or not (SUBMIT / "model_inference.py").is_file():
         raise SystemExit("submit/__init__.py and submit/model_inference.py must exist")
+    strays = evaluation_modules(SUBMIT)
+    if strays:
+        print(f"make_zip: error: evaluation code in the contest package ({', '.join(strays)}); it belongs in "
+              "local_eval/, and the zip carries only what the contest runs. Nothing written.", file=sys.stderr)
+        return 1
     lacking = missing_wheels(SUBMIT)
     if lacking:
         print(f"make_zip: error: {SUBMIT / 'wheels'} has no wheel for {len(lacking)} pin(s) of pins.txt "
