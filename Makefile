@@ -8,10 +8,15 @@ TORCH_CPU ?= torch==2.13.0
 EMBEDDER ?= intfloat/multilingual-e5-large
 # The local GGUF models (docs/local_model.md); `llama:NAME` looks for them in .models/.
 MODELS_DIR ?= .models
+# The vLLM 0.9.2 CPU rehearsal (docs/vllm_cpu.md): its environment, the GGUF it converts, the sample it runs.
+VLLM_CPU_DIR ?= .vllm-cpu
+GGUF ?= $(MODELS_DIR)/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+GIGAMEMORY_SAMPLE ?= ../shared/data/gigamemory/format_example.jsonl
+REHEARSAL_ARGS ?= --sessions 4
 WHEEL_PLATFORM := --only-binary=:all: --no-deps --python-version 3.10 --implementation cp --abi cp310 \
 	--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64
 
-.PHONY: install model test eval wheels weights zip check-zip clean help
+.PHONY: install model test eval wheels weights zip check-zip clean help vllm-cpu vllm-rehearsal
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -47,6 +52,14 @@ zip:  ## build dist/submission.zip (fails above 5 GB)
 
 check-zip: zip  ## unpack the zip, clean venv, offline install, harness run with the network blocked; fails on the hash embedder
 	$(BIN)/python tools/check_zip.py dist/submission.zip $(CHECK_ZIP_ARGS)
+
+vllm-cpu:  ## the vLLM 0.9.2 CPU rehearsal environment in $(VLLM_CPU_DIR), model from $(GGUF) (docs/vllm_cpu.md)
+	test -f "$(GGUF)" || $(MAKE) model
+	VLLM_CPU_DIR="$(abspath $(VLLM_CPU_DIR))" tools/vllm_cpu/setup.sh "$(abspath $(GGUF))"
+
+vllm-rehearsal: vllm-cpu  ## the contest class on real vLLM over the contest sample -> bench/results/vllm_cpu.md
+	GIGAMEMORY_LLM=vllm:$(abspath $(VLLM_CPU_DIR))/models/qwen2.5-coder-0.5b-instruct GIGAMEMORY_VLLM_MAX_MODEL_LEN=8192 \
+		nice -n 10 $(VLLM_CPU_DIR)/python bench/vllm_rehearsal.py --data $(GIGAMEMORY_SAMPLE) $(REHEARSAL_ARGS)
 
 clean:  ## remove run outputs and caches (the embedding cache too)
 	rm -rf runs .pytest_cache dist .cache

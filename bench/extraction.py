@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import local_eval  # noqa: E402,F401
-from local_eval import harness, oracle, retrieval_eval as R, tasks  # noqa: E402
+from local_eval import benchmarks, harness, oracle, retrieval_eval as R  # noqa: E402
 from submit.memory import facts as F  # noqa: E402
 from submit.memory.turns import TurnStore  # noqa: E402
 
@@ -56,7 +56,7 @@ def prefilter_stats(records) -> dict:
 def token_ledger() -> dict:
     from submit import SubmitModelWithMemory
     from submit.config import Config
-    records = tasks.load("gigamemory", str(DATA / "gigamemory/format_example.jsonl"))
+    records = benchmarks.load("gigamemory", str(DATA / "gigamemory/format_example.jsonl"))
     model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"))
     rows = [harness.run_record(model, r).stats["llm"] for r in records]
     n = len(rows)
@@ -74,7 +74,7 @@ def chain_lengths(slots) -> list:
 def oracle_recall(embedder_spec: str, cache_dir: str) -> dict:
     from submit.memory.dialogue import DialogueMemory, Settings
     from submit.memory.llm import ScriptedLLM
-    records = tasks.load("locomo", str(DATA / "locomo/locomo10_dev.json"))
+    records = benchmarks.load("locomo", str(DATA / "locomo/locomo10_dev.json"))
     embedder = R.build_embedder(embedder_spec, cache_dir)
     out = {}
     for label, facts_of in (("without facts", None), ("with oracle facts", oracle.observation_facts)):
@@ -97,9 +97,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     result = {
         "prefilter_russian": prefilter_stats(
-            tasks.load("gigamemory", str(DATA / "gigamemory/ru_dev_questions.jsonl")) + tasks.load("demo")),
+            benchmarks.load("gigamemory", str(DATA / "gigamemory/ru_dev_questions.jsonl")) + benchmarks.load("demo")),
         "prefilter_longmemeval": prefilter_stats(
-            tasks.load("longmemeval", str(DATA / "longmemeval/longmemeval_s_dev.json.gz"))),
+            benchmarks.load("longmemeval", str(DATA / "longmemeval/longmemeval_s_dev.json.gz"))),
         "token_ledger_contest_sample": token_ledger(),
         "locomo_oracle": oracle_recall(args.embedder, args.cache_dir),
     }

@@ -100,13 +100,13 @@ def recall_rows(data: str, embedder: str) -> list[dict]:
     """What the breaker would answer for each question of a GigaMemory file: `recall` on the
     dialogue's memory (no LLM), and whether its sentence comes from an evidence turn."""
     sys.path[:0] = [str(ROOT), str(ROOT / "local_eval")]
-    from local_eval import harness, tasks
+    from local_eval import benchmarks, harness
     from submit.memory.dialogue import DialogueMemory
     from submit.memory.embed import make_embedder
     from submit.memory.llm import ScriptedLLM
     model = make_embedder(embedder)
     rows, memories = [], {}
-    for record in tasks.load("gigamemory", data):
+    for record in benchmarks.load("gigamemory", data):
         messages, origins = harness.flatten(record)
         if record.dialogue_id not in memories:
             memories[record.dialogue_id] = memory = DialogueMemory(ScriptedLLM(), model)

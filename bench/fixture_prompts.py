@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import local_eval  # noqa: E402,F401
-from local_eval import harness, tasks  # noqa: E402
+from local_eval import benchmarks, harness  # noqa: E402
 from local_eval.llms.fixture import FixtureLLM  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
         records = gigamemory.load(args.questions, dialogues_from=str(DATA))
     else:
         records = [r for name in ("format_example.jsonl", "ru_dev_questions.jsonl")
-                   for r in tasks.load("gigamemory", str(DATA / name))]
+                   for r in benchmarks.load("gigamemory", str(DATA / name))]
     llm = Capture(FIXTURES)
     config = Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None,
                     versions_check=not args.no_check)

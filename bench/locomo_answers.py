@@ -5,8 +5,9 @@
 
 Each RUN is a `local_eval/run.py --dataset locomo --judge ...` folder whose rows are complete.
 Per run: accuracy over all questions, over the answerable ones (LoCoMo's adversarial
-category aside: there the right answer is to decline), by category, and the share of
-answerable questions whose evidence was inside the context. Runs that answer the same
+category aside: there the right answer is to decline), by category, and the share of the
+questions with evidence turns whose context held them all (`summary.evidence`, the
+definition run.py's summary uses; their number after "of"). Runs that answer the same
 questions with the same replies but another judge show how far two judges agree
 (`--agree A B`, labels or folder names). The judged rows (question, gold, answer, evidence in
 context, verdict) go beside the table as `<out stem>/<label>.jsonl`.
@@ -20,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from local_eval import results  # noqa: E402
+from local_eval import results, summary  # noqa: E402
 
 ADVERSARIAL = "adversarial"
 
@@ -53,7 +54,8 @@ def table(runs: dict) -> list:
         answerable = [r for r in rows if r["question_type"] != ADVERSARIAL]
         cells = [label, str(len(rows)), share(rows, verdict), share(answerable, verdict)]
         cells += [share([r for r in rows if r["question_type"] == t], verdict) for t in types]
-        cells.append(share(answerable, lambda r: r.get("evidence_in_context") == 1.0))
+        found = summary.evidence(rows)
+        cells.append(f"{found['evidence_in_context']:.3f} of {found['evidence_n']}" if found["evidence_n"] else "–")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

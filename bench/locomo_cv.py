@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 import local_eval  # noqa: E402,F401
-from local_eval import retrieval_eval as R, tasks  # noqa: E402
+from local_eval import benchmarks, retrieval_eval as R  # noqa: E402
 from retrieval_sweep import SHORT, build_all, parse_vary  # noqa: E402
 from submit.memory.dialogue import Settings  # noqa: E402
 from submit.memory.retrieve import RetrieveSettings  # noqa: E402
@@ -173,7 +173,7 @@ def main(argv=None) -> int:
         return _fail(str(e))
     if not Path(args.data).is_file():
         return _fail(f"--data {args.data}: no such file")
-    built = build_all(tasks.load("locomo", args.data), R.build_embedder(args.embedder, args.cache_dir))
+    built = build_all(benchmarks.load("locomo", args.data), R.build_embedder(args.embedder, args.cache_dir))
     if len({record.dialogue_id for record, _, _ in built}) < 2:
         return _fail("leave-one-conversation-out needs questions with evidence from two conversations or more")
     command = "python bench/locomo_cv.py" + "".join(f" --vary {v}" for v in args.vary)

@@ -25,7 +25,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import local_eval  # noqa: E402,F401
-from local_eval import harness, tasks  # noqa: E402
+from local_eval import benchmarks, harness  # noqa: E402
 from local_eval.llms import make_llm  # noqa: E402
 from submit import SubmitModelWithMemory  # noqa: E402
 from submit.config import Config  # noqa: E402
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", help=f"the results file [default: {OUT.relative_to(ROOT)} when recording; "
                                  "a replay only prints]")
     args = p.parse_args(argv)
-    record = next(r for r in tasks.load("gigamemory", args.data) if r.id == args.record)
+    record = next(r for r in benchmarks.load("gigamemory", args.data) if r.id == args.record)
     done, seconds = run(record, args.llm, args.embedder)
     command = "nice -n 10 .venv/bin/python bench/real_extraction.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(record, done, seconds, command.strip())

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import local_eval  # noqa: E402,F401
-from local_eval import retrieval_eval as R, tasks  # noqa: E402
+from local_eval import benchmarks, retrieval_eval as R, tasks  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SETS = {
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     embedder = R.build_embedder(args.embedder, args.cache_dir)
     rows = []
     for name, (dataset, path) in SETS.items():
-        records = tasks.load(dataset, str(path))
+        records = benchmarks.load(dataset, str(path))
         if dataset == "longmemeval":
             records = tasks.shard(records, *lme_shard)
             lme = [r for r in records if not r.abstention][: args.cold_n]

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import local_eval  # noqa: E402,F401
-from local_eval import retrieval_eval as R, tasks  # noqa: E402
+from local_eval import benchmarks, retrieval_eval as R, tasks  # noqa: E402
 from submit.memory.dialogue import Settings  # noqa: E402
 from submit.memory.retrieve import RetrieveSettings  # noqa: E402
 
@@ -100,7 +100,7 @@ def idle_fields(vary: dict, combos: list, fingerprints: list) -> list:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--dataset", required=True, choices=["demo", "gigamemory", "longmemeval", "locomo"])
+    p.add_argument("--dataset", required=True, choices=list(benchmarks.BENCHMARKS))
     p.add_argument("--data", help="the dataset file (not needed for demo)")
     p.add_argument("--shard", default="1/1", metavar="K/N", help="round-robin share of the records")
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2",
@@ -118,7 +118,7 @@ def main(argv=None) -> int:
         k, n = tasks.parse_shard(args.shard)
     except ValueError as e:
         p.error(f"--shard {e}")
-    records = tasks.shard(tasks.load(args.dataset, args.data), k, n)
+    records = tasks.shard(benchmarks.load(args.dataset, args.data), k, n)
     built = build_all(records, R.build_embedder(args.embedder, args.cache_dir))
     if not built:
         p.error("no record with evidence to measure")

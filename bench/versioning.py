@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import local_eval  # noqa: E402,F401
-from local_eval import harness, tasks  # noqa: E402
+from local_eval import benchmarks, harness  # noqa: E402
 from submit.memory import facts as F  # noqa: E402
 from submit.memory import versions  # noqa: E402
 from submit.memory.llm import Generation  # noqa: E402
@@ -272,7 +272,7 @@ def main(argv=None) -> int:
             p.error(f"{path}: no such file")
     from local_eval.retrieval_eval import build_embedder
     embedder = build_embedder(args.embedder, args.cache_dir)
-    records = tasks.load("gigamemory", str(DATA / "format_example.jsonl"))
+    records = benchmarks.load("gigamemory", str(DATA / "format_example.jsonl"))
     truth = truth_keys(FIXTURE)
     judges = {name: read_audit(path) for name, path in JUDGES.items() if path.is_file()}
     listed = {mode: {name: [] for name in KEYSETS} for mode in (RECORDED, UNCHECKED)}

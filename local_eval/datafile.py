@@ -1,9 +1,10 @@
 """A user's data file, checked and loaded: its mistakes become one-line `DataError`s.
 
-`load(dataset, data)` is `tasks.load` plus what can go wrong with a file someone brings:
+`load(dataset, data)` is `benchmarks.load` plus what can go wrong with a file someone brings:
 missing, a folder, empty, gzip where the reader wants plain text, not JSON (with the
 file's own line number), JSON of another benchmark's schema, no records. The happy path
-reads the file once; the slower diagnosis runs only after a loader failed. Called by run.py.
+reads the file once; the slower diagnosis runs only after a loader failed. The format and
+the fields of each benchmark come from its declaration (`benchmarks.py`). Called by run.py.
 """
 from __future__ import annotations
 
@@ -12,21 +13,12 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from . import tasks
+from . import benchmarks
 from .errors import DataError
-
-# What each loader reads from every top-level item: items without these are another schema.
-FIELDS = {
-    "longmemeval": ("question_id", "question_type", "question", "answer", "haystack_session_ids",
-                    "haystack_sessions"),
-    "locomo": ("sample_id", "conversation", "qa"),
-    "gigamemory": ("id", "question", "question_type", "ans"),
-}
-JSON_LINES = ("demo", "gigamemory")  # one record per line; the others are one JSON document
 
 
 def path_of(dataset: str, data: Optional[str]) -> Path:
-    return Path(data) if data else tasks.DEMO_PATH
+    return Path(data) if data else benchmarks.get(dataset).data
 
 
 def check(dataset: str, data: Optional[str]) -> Path:
@@ -36,7 +28,7 @@ def check(dataset: str, data: Optional[str]) -> Path:
         raise DataError(f"--data {path}: no such file")
     if not path.is_file():
         raise DataError(f"--data {path}: not a file")
-    if dataset in JSON_LINES and path.suffix == ".gz":
+    if benchmarks.get(dataset).json_lines and path.suffix == ".gz":
         raise DataError(f"--data {path}: --dataset {dataset} reads plain JSON Lines; unpack it first "
                         f"(gunzip -k {path})")
     if path.stat().st_size == 0:
@@ -45,12 +37,12 @@ def check(dataset: str, data: Optional[str]) -> Path:
 
 
 def load(dataset: str, data: Optional[str], refined: Optional[str] = None) -> list:
-    """`tasks.load(dataset, data, refined)`, with a user's file mistakes as DataError."""
+    """`benchmarks.load(dataset, data, refined)`, with a user's file mistakes as DataError."""
     path = check(dataset, data)
     if refined is not None and not Path(refined).is_file():
         raise DataError(f"--refined {refined}: no such file")
     try:
-        records = tasks.load(dataset, data, refined)
+        records = benchmarks.load(dataset, data, refined)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise DataError(_unreadable(dataset, path, e)) from None
     except (EOFError, gzip.BadGzipFile) as e:
@@ -67,9 +59,22 @@ def load(dataset: str, data: Optional[str], refined: Optional[str] = None) -> li
     return records
 
 
+def refined_note(refined: str, data: str, records: list) -> str:
+    """How many of LoCoMo-Refined's questions the run asks, and which conversations' it leaves out
+    (those the --data file lacks), e.g. on the dev file about half of them."""
+    from .tasks.locomo_refined import read_questions
+    rows = read_questions(refined)
+    asked = {row["qa_id"] for row in rows} & {r.id for r in records}
+    left = sorted({row["sample_id"] for row in rows if row["qa_id"] not in asked})
+    if not left:
+        return f"--refined: all {len(rows)} questions of {refined}"
+    return (f"--refined: {len(asked)} of the {len(rows)} questions of {refined}; {len(rows) - len(asked)} left out, "
+            f"about conversations {data} does not hold ({', '.join(left)})")
+
+
 def _unreadable(dataset: str, path: Path, error: ValueError) -> str:
     """Where the file stops being JSON: the file's own line number, whatever the format."""
-    if dataset in JSON_LINES:
+    if benchmarks.get(dataset).json_lines:
         for candidate in [path, *sorted(path.parent.glob("*.jsonl"))]:
             bad = first_bad_line(candidate)
             if bad:
@@ -103,8 +108,8 @@ def first_bad_line(path: Path) -> Optional[tuple]:
 
 def shape_problem(dataset: str, path: Path) -> Optional[str]:
     """Why the file is not of the dataset's schema (its top-level items), or None if it looks right."""
-    kind = "gigamemory" if dataset in JSON_LINES else dataset
-    if dataset in JSON_LINES:
+    benchmark = benchmarks.get(dataset)
+    if benchmark.json_lines:
         with path.open(encoding="utf-8") as f:
             items = [(f"line {n}", json.loads(line)) for n, line in enumerate(f, 1) if line.strip()]
     else:
@@ -115,23 +120,32 @@ def shape_problem(dataset: str, path: Path) -> Optional[str]:
             return f"{path}: a JSON {type(data).__name__}, not a list of {dataset} items"
         items = [(f"item {i}", item) for i, item in enumerate(data)]
     for where, item in items:
-        problem = _item_problem(kind, item)
+        problem = _item_problem(benchmark.fields, item)
         if problem:
-            return f"{path} {where}: {problem} — not a {dataset} file{_looks_like(item, kind)}"
+            return f"{path} {where}: {problem} — not a {dataset} file{_looks_like(item, benchmark.fields)}"
     return None
 
 
-def _item_problem(kind: str, item) -> Optional[str]:
+def _item_problem(fields: tuple, item) -> Optional[str]:
     if not isinstance(item, dict):
         return f"a JSON {type(item).__name__}, not an object"
-    missing = [k for k in FIELDS[kind] if k not in item]
-    if kind == "gigamemory" and "sessions" not in item and "dialogue_id" not in item:
-        missing.append("sessions or dialogue_id")
+    missing = [_name(f) for f in fields if not _has(item, f)]
     return f"no {', '.join(missing)}" if missing else None
 
 
-def _looks_like(item, kind: str) -> str:
-    for other, fields in FIELDS.items():
-        if other != kind and isinstance(item, dict) and all(k in item for k in fields):
-            return f" (it looks like a {other} file)"
+def _has(item: dict, field) -> bool:
+    """`field` is a key, or a tuple of keys any one of which will do."""
+    return any(k in item for k in field) if isinstance(field, tuple) else field in item
+
+
+def _name(field) -> str:
+    return " or ".join(field) if isinstance(field, tuple) else field
+
+
+def _looks_like(item, fields: tuple) -> str:
+    """The benchmark whose files have items like this one (among those a user brings files for)."""
+    for other in benchmarks.BENCHMARKS.values():
+        if other.data is None and other.fields != fields and isinstance(item, dict) \
+                and all(_has(item, f) for f in other.fields):
+            return f" (it looks like a {other.name} file)"
     return ""

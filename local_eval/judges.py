@@ -1,7 +1,8 @@
 """LLM judges: pure functions of (question, gold, answer, type) plus one LLM call each.
 
 Prompts are files in local_eval/prompts/ (our own words), rendered strictly, judged at
-temperature 0 (every backend decodes greedily):
+temperature 0 (every backend decodes greedily); which set judges a benchmark is its
+declaration's `judge` (benchmarks.py):
   longmemeval  per-type yes/no rules: knowledge-update accepts the old value beside the
                new; temporal tolerates off-by-one counts of days/weeks/months; preference
                questions are judged against a rubric; abstention is right when the
@@ -25,8 +26,6 @@ import jinja2
 import yaml
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
-BENCHMARK_OF = {"demo": "gigamemory", "gigamemory": "gigamemory", "longmemeval": "longmemeval",
-                "locomo": "locomo"}
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
 
 

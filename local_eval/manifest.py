@@ -25,7 +25,7 @@ MANIFEST = "run.json"
 # The options that shape the rows of each mode (argparse dest names; --retrieval -> retrieval).
 SETTINGS = {
     "answer": ("llm", "embedder", "judge", "context_chars", "extract_max_tokens", "answer_ceiling",
-               "expected_dialogues", "time_budget", "no_dates", "shorten", "versions_check"),
+               "expected_dialogues", "time_budget", "no_dates", "shorten", "versions_check", "abstain", "facts"),
     "retrieval": ("embedder", "context_chars", "retrieval"),
 }
 # Backends that answer only from a reply store: the same store gives the same rows.

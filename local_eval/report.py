@@ -3,15 +3,17 @@
     report.write(summary, out)                       answer mode: report.md, accuracy.png, stages.png
     report.write_retrieval(summary, measured, out)   retrieval mode: report.md, missed.jsonl
 
-The plots name what they show (dataset, n, LLM, scorer) in their title, print every value
+The plots name what they show (dataset, n, LLM, scorer) in their title, wrapped to fit, print every value
 at its bar's end (a zero or missing value too) and keep the legend below the axes, where
 it covers no bar. The fields of summary.json are described in docs/summary.md.
 """
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
+from . import profiler
 from .retrieval_eval import METRICS
 
 SHORT = {m: m.replace("session_recall_all@", "sess@").replace("evidence_recall@", "ev@").replace("000c", "k")
@@ -53,10 +55,20 @@ def _bars(ax, names: list, series: list, fmt) -> None:
 
 
 def _finish(fig, ax, title: str, path: Path, columns: int) -> None:
-    ax.set_title(title, fontsize=9)
+    _fit_title(fig, ax, title)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=columns, fontsize=8, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+
+
+def _fit_title(fig, ax, title: str) -> None:
+    """The title on as many lines as it needs to fit the figure's width (long specs and paths
+    would otherwise be cut on both sides)."""
+    renderer = fig.canvas.get_renderer()
+    for width in range(len(title), 19, -4):
+        ax.set_title(textwrap.fill(title, width), fontsize=9)
+        if ax.title.get_window_extent(renderer).width <= 0.96 * fig.bbox.width:
+            return
 
 
 def _plots(summary: dict, out: Path) -> list:
@@ -110,12 +122,15 @@ def render(summary: dict) -> str:
         + (" (lexical: token F1 ≥ 0.5 or correct abstention; not an LLM judge)" if summary["scorer"] == "lexical" else "")
         + (f" ({summary['judge_note']})" if summary.get("judge_note") else ""),
         _accuracy_table(summary),
+        f"Evidence in context: the share of the {summary['overall'].get('evidence_n', 0)} questions with evidence "
+        "turns whose packed context held every one of them; questions without evidence (abstention) are left out.",
         "![accuracy per type](accuracy.png)",
         "## Time per stage (seconds per dialogue)",
         _table(["stage", "p50", "p90", "max"], stage_rows),
         f"answer_time p50 {prof['answer_time']['p50']} s, p90 {prof['answer_time']['p90']} s; "
         f"projected for {proj['dialogues']} dialogues: {proj['hours']} h of {proj['limit_hours']:.0f} h "
-        f"({'fits' if proj['fits'] else 'DOES NOT FIT'})",
+        f"({'fits' if proj['fits'] else 'DOES NOT FIT'}), measured with "
+        f"{profiler.describe(prof.get('measured_under', {}))}: a colder cache or a busier machine gives more",
         "![time per stage](stages.png)",
         "## LLM tokens",
         _table(["calls", "prompt tokens", "output tokens", "calls/dialogue", "prompt/dialogue", "output/dialogue"],

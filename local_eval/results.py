@@ -5,22 +5,19 @@ what is done. A row whose answer did not come from the LLM (a failed backend, a 
 batch reply) says `"complete": false`; the next run runs that record again and appends
 its new row, and readers keep the latest row per id. Damaged lines (cut by an
 interruption, or not a row) are skipped and counted. Shard folders merge by id. Also
-writes the official formats: LongMemEval hypotheses (`question_id`, `hypothesis`),
-LoCoMo-Refined predictions (`qa_id`, `predicted_answer`), and the contest's submit.csv /
-output.json. Called by run.py.
+writes the official formats: the contest's submit.csv / output.json, and the benchmark's
+own file its declaration names (LongMemEval `hypotheses.jsonl`, LoCoMo-Refined
+`predictions.jsonl`). Called by run.py.
 """
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Optional
 
-from . import harness, jsonl
+from . import benchmarks, harness, jsonl
 
 RESULTS = "results.jsonl"
-# LoCoMo-Refined's qa_id (tasks/locomo_refined.py): only runs on its questions file have one.
-REFINED_QA_ID = re.compile(r".+#q\d{4,}")
 # Every row has these; a line without them is damaged (cut, or written by something else).
 FIELDS = ("id", "question_type", "question", "answer", "answer_time", "correct", "f1", "em", "complete")
 
@@ -70,15 +67,13 @@ def merge(sources: list, out: Path) -> list[dict]:
 
 
 def write_official(rows: list, dataset: str, out: Path) -> list[str]:
-    """The contest files always; the benchmark's own prediction file where it has one."""
+    """The contest files always; the benchmark's own prediction file where it has one and rows
+    belong in it (its declaration's `official`, benchmarks.py)."""
     harness.write_outputs([harness.Result(r["id"], r["question"], r["answer"], r["answer_time"]) for r in rows], out)
     written = ["submit.csv", "output.json"]
-    if dataset == "longmemeval":
-        jsonl.write_rows(out / "hypotheses.jsonl", [{"question_id": r["id"], "hypothesis": r["answer"]} for r in rows])
-        written.append("hypotheses.jsonl")
-    refined = [r for r in rows if REFINED_QA_ID.fullmatch(r["id"])] if dataset == "locomo" else []
-    if refined:  # ids of the original file ("conv-26_q0") are not qa_ids: its evaluator would refuse them
-        jsonl.write_rows(out / "predictions.jsonl", [{"qa_id": r["id"], "predicted_answer": r["answer"]} for r in refined])
-        written.append("predictions.jsonl")
+    official = benchmarks.get(dataset).official
+    lines = [line for line in map(official.line, rows) if line is not None] if official else []
+    if lines:
+        jsonl.write_rows(out / official.name, lines)
+        written.append(official.name)
     return written
-

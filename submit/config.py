@@ -9,6 +9,9 @@ Environment variables (read only by `Config.from_env`):
   GIGAMEMORY_EXPECTED_DIALOGUES  dialogues the time budget plans for (default: 1000)
   GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
   GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
+  GIGAMEMORY_ABSTAIN   the abstention check: off | before | after   (default: off)
+  GIGAMEMORY_VLLM_MAX_MODEL_LEN  the vLLM engine's context in tokens (default: 131072, GigaChat's);
+                       a rehearsal on CPU with a small model lowers it (docs/vllm_cpu.md)
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
+from .memory.answer import ABSTAIN_MODES
 from .memory.llm import BackendUnavailable
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -30,7 +34,8 @@ class ConfigError(ValueError):
     pass
 
 
-# Allowed ranges: (kind, lowest, highest). Values outside are explicit nonsense, refused at
+# Allowed ranges: (kind, low, highest). Counts start at `low` (one dialogue is a count);
+# seconds and hours must be above `low`. Values outside are explicit nonsense, refused at
 # construction; the ceiling stays far below threading's TIMEOUT_MAX (an `inf` ceiling once
 # raised OverflowError out of answer_to_question).
 RANGES = {
@@ -41,6 +46,7 @@ RANGES = {
     "expected_dialogues": (int, 1, 10_000_000),
     "budget_hours": (float, 0.0, 1000.0),
     "answer_ceiling_s": (float, 0.0, 7 * 24 * 3600.0),
+    "vllm_max_model_len": (int, 0, 10_000_000),
 }
 
 
@@ -65,8 +71,16 @@ class Config:
     # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
     # LoCoMo, whose strict judge fails supported extra detail; the contest path leaves it off).
     shorten: bool = False
-    # Each version link is checked on its own two statements (README, "Facts and versions").
+    # Each version link is checked on its own two statements (docs/log.md, "Facts and versions").
     versions_check: bool = True
+    # The abstention check (memory.answer.ABSTAIN_MODES): one yes/no call on the answer
+    # prompt's material, before the answer or of the draft; a clear "no" declines.
+    abstain: str = "off"
+    # Extract facts and show them to the answer step; False answers from the excerpts alone.
+    facts: bool = True
+    # The vLLM engine's context: GigaChat's whole 131072 tokens in the contest. The CPU rehearsal's
+    # small model holds 32768 and prefills slowly, so it asks for less (docs/vllm_cpu.md).
+    vllm_max_model_len: int = 131072
 
     def __post_init__(self):
         for name, (kind, low, high) in RANGES.items():
@@ -74,6 +88,8 @@ class Config:
         for name in ("llm", "embedder"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ConfigError(f"{name} must be a non-empty spec string")
+        if self.abstain not in ABSTAIN_MODES:
+            raise ConfigError(f"abstain must be one of {', '.join(ABSTAIN_MODES)}, got {self.abstain!r}")
         if self.embed_cache_dir is not None and not isinstance(self.embed_cache_dir, str):
             raise ConfigError(f"embed_cache_dir must be a folder path, got {self.embed_cache_dir!r}")
 
@@ -85,10 +101,13 @@ class Config:
             values["llm"] = env["GIGAMEMORY_LLM"]
         if "GIGAMEMORY_EMBEDDER" in env:
             values["embedder"] = env["GIGAMEMORY_EMBEDDER"]
+        if "GIGAMEMORY_ABSTAIN" in env:
+            values["abstain"] = env["GIGAMEMORY_ABSTAIN"]
         numbers = {"GIGAMEMORY_CONTEXT_CHARS": ("context_chars", int),
                    "GIGAMEMORY_EXPECTED_DIALOGUES": ("expected_dialogues", int),
                    "GIGAMEMORY_BUDGET_HOURS": ("budget_hours", float),
-                   "GIGAMEMORY_ANSWER_CEILING_S": ("answer_ceiling_s", float)}
+                   "GIGAMEMORY_ANSWER_CEILING_S": ("answer_ceiling_s", float),
+                   "GIGAMEMORY_VLLM_MAX_MODEL_LEN": ("vllm_max_model_len", int)}
         for var, (field_name, kind) in numbers.items():
             if var in env:
                 try:
@@ -105,11 +124,14 @@ class Config:
 
 
 def _check_range(name: str, value, kind: type, low: float, high: float) -> None:
-    """Integers for counts (bool refused), finite numbers for seconds and hours; low < value <= high."""
+    """Integers for counts, from `low` to `high` (bool refused); finite numbers for seconds and
+    hours, above `low` and at most `high`: `_check_range("expected_dialogues", 1, int, 1, 10)` passes."""
     numeric = isinstance(value, numbers.Integral) if kind is int else isinstance(value, numbers.Real)
     if isinstance(value, bool) or not numeric:
         raise ConfigError(f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
-    if not math.isfinite(value) or not low < value <= high:
+    if kind is int and not low <= value <= high:
+        raise ConfigError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+    if kind is not int and not (math.isfinite(value) and low < value <= high):
         raise ConfigError(f"{name} must be a finite number above {low:g} and at most {high:g}, got {value!r}")
 
 

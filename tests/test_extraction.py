@@ -29,10 +29,12 @@ def dialogue(model, *sessions):
 
 def test_every_prompt_renders_with_every_variable_filled():
     for task, lang in prompts.available():
+        if task == "abstain":  # no chat of its own: it ends the answer prompt (test_abstain.py)
+            continue
         variables = {"extract": {"message": "M", "before": "B"}, "extract_peer": {"message": "M", "before": "B"},
-                     "answer": {"question": "Q", "context": "C", "question_date": "D",
+                     "answer": {"question": "Q", "context": "C", "question_date": "D", "ask": "A?",
                                 "facts": [{"topic": "T", "lines": ["F"]}]},
-                     "answer_peer": {"question": "Q", "context": "C", "question_date": "D", "people": ["A", "B"],
+                     "answer_peer": {"question": "Q", "context": "C", "question_date": "D", "people": ["A", "B"], "ask": "A?",
                                      "facts": [{"topic": "T", "lines": ["F"]}]},
                      "versions": {"topic": "T", "records": ["1. R"]},
                      "versions_check": {"earlier": "E", "later": "L"},

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from local_eval import harness, tasks
+from local_eval import benchmarks, harness
 from submit import SubmitModelWithMemory
 from submit.config import Config
 from submit.memory import facts as F
@@ -55,8 +55,8 @@ def test_the_fixture_answers_extraction_prompts_by_the_message_they_hold(fixture
 
 
 def test_contest_path_on_the_fixture_never_falls_back_and_every_fact_line_has_its_turn(fixture_path):
-    records = (tasks.load("gigamemory", str(fixture_path.parent / "format_example.jsonl"))
-               + tasks.load("gigamemory", str(fixture_path.parent / "ru_dev_questions.jsonl")))
+    records = (benchmarks.load("gigamemory", str(fixture_path.parent / "format_example.jsonl"))
+               + benchmarks.load("gigamemory", str(fixture_path.parent / "ru_dev_questions.jsonl")))
     llm = make_llm(f"fixture:{fixture_path},{VERSIONS},{CHECKS}")
     model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"), llm=llm)
     said = recorded(fixture_path)

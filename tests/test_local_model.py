@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from local_eval import harness, tasks
+from local_eval import benchmarks, harness
 from local_eval.llms import make_llm, pins
 from local_eval.llms import llama as L
 from submit import prompts
@@ -146,7 +146,7 @@ def test_a_schema_reply_parses_and_tokens_come_from_the_model(llm):
 
 @needs_model
 def test_the_demo_dialogue_goes_through_extraction_versions_check_and_answer(llm):
-    record = tasks.load("demo")[0]  # demo-1: five short Russian sessions, "Как меня зовут?"
+    record = benchmarks.load("demo")[0]  # demo-1: five short Russian sessions, "Как меня зовут?"
     memory = DialogueMemory(llm, HashEmbedder(), Settings(extract_max_tokens=128, answer_max_tokens=40))
     messages, _ = harness.flatten(record)
     for pair in harness.pairs(messages):

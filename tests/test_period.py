@@ -3,7 +3,7 @@ from datetime import date
 
 import pytest
 
-from submit.memory.period import named_period
+from submit.memory.timeref.periods import named_period
 from submit.memory.retrieve import RetrieveSettings, _period_boost
 from submit.memory.turns import TurnStore
 from models import Message

@@ -16,3 +16,15 @@ def test_stages_and_projection():
     assert prof["stages"]["other"]["max"] == 2.0  # 20 - 15 - 3
     assert prof["projection"] == {"dialogues": 1000, "seconds": 15000.0, "hours": 4.17, "limit_hours": 7.0,
                                   "fits": True}
+
+
+def test_the_projection_says_what_it_was_measured_under():
+    rows = [{"answer_time": 1.0, "conditions": {"embed_cache_hits": 3, "embed_cache_misses": 1, "load_per_core": 0.5}},
+            {"answer_time": 1.0, "conditions": {"embed_cache_hits": 0, "embed_cache_misses": 4, "load_per_core": 1.5}},
+            {"answer_time": 1.0}]  # a row from before conditions were recorded
+    under = profiler.profile(rows)["measured_under"]
+    assert (under["embed_cache_hit_rate"], under["load_per_core"]) == (0.375, 1.0) and under["cores"] >= 1
+    assert profiler.describe(under).startswith("embedding cache 38% warm, load 1.0 per core on ")
+    uncached = [{"answer_time": 1.0, "conditions": {"embed_cache_hits": None, "embed_cache_misses": None,
+                                                     "load_per_core": 2.0}}]
+    assert profiler.describe(profiler.profile(uncached)["measured_under"]).startswith("no embedding cache, load 2.0")

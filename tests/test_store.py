@@ -134,6 +134,20 @@ def test_answer_pending_tool_runs_any_backend_spec(tmp_path):
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
+def test_answer_pending_on_a_server_that_is_down_is_one_line(tmp_path):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    make_llm(f"collect:{tmp_path}").generate([CHAT], max_tokens=5)
+    spec = f"openai:http://127.0.0.1:{port}/v1#x"
+    proc = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path), "--llm", spec],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"answer_pending.py: stopped: --llm {spec} failed (URLError: ")
+    assert proc.stderr.rstrip().endswith("run the same command again to go on")
+
+
 def test_stand_in_export_and_import_round_trip(tmp_path):
     import json
     import subprocess

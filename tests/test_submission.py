@@ -67,6 +67,14 @@ def test_nonsense_configuration_is_refused_at_construction(changes):
         Config(llm="scripted", **changes)
 
 
+def test_counts_start_at_one():
+    for name in ("context_chars", "max_turn_chars", "answer_max_tokens", "extract_max_tokens", "expected_dialogues"):
+        assert getattr(Config(llm="scripted", **{name: 1}), name) == 1
+    assert Config.from_env({"GIGAMEMORY_EXPECTED_DIALOGUES": "1"}).expected_dialogues == 1
+    with pytest.raises(ConfigError, match="expected_dialogues must be an integer from 1 to 10000000, got 0"):
+        Config(llm="scripted", expected_dialogues=0)
+
+
 def test_nonsense_environment_values_are_config_errors():
     for var, value in [("GIGAMEMORY_ANSWER_CEILING_S", "inf"), ("GIGAMEMORY_BUDGET_HOURS", "nan"),
                        ("GIGAMEMORY_EXPECTED_DIALOGUES", "1e3"), ("GIGAMEMORY_CONTEXT_CHARS", "-5")]:
@@ -110,7 +118,7 @@ def test_when_vllm_cannot_start_transformers_takes_over_counted_and_budgeted_as_
     from submit.memory import llm_backends
     from submit.memory.llm import ScriptedLLM
 
-    def no_engine(path):
+    def no_engine(path, **engine):
         raise RuntimeError("no GPU here")
 
     class Transformers(ScriptedLLM):  # stands in for HFBackend: its name and prior, no model

@@ -1,19 +1,19 @@
 """Dataset adapters turn each benchmark into contest records with evidence units."""
 import pytest
 
-from local_eval import tasks
+from local_eval import benchmarks
 from local_eval.tasks import Evidence
 
 
 def test_demo_covers_the_four_question_types():
-    records = tasks.load("demo")
+    records = benchmarks.load("demo")
     assert {r.question_type for r in records} == {"fact_equal_session", "info_consolidation",
                                                   "info_updating", "no_info"}
     assert all(r.evidence for r in records if not r.abstention)
 
 
 def test_ru_dev_questions_expand_over_the_sample_dialogues(shared_data):
-    records = tasks.load("gigamemory", str(shared_data / "gigamemory/ru_dev_questions.jsonl"))
+    records = benchmarks.load("gigamemory", str(shared_data / "gigamemory/ru_dev_questions.jsonl"))
     assert len(records) == 24
     first = records[0]
     assert first.dialogue_id == "1" and len(first.sessions) == 34
@@ -34,7 +34,7 @@ def test_a_question_file_elsewhere_reads_its_dialogues_from_the_folder_named(sha
 
 
 def test_longmemeval_evidence_is_has_answer_turns(shared_data):
-    records = tasks.load("longmemeval", str(shared_data / "longmemeval/longmemeval_s_dev.json.gz"))
+    records = benchmarks.load("longmemeval", str(shared_data / "longmemeval/longmemeval_s_dev.json.gz"))
     assert len(records) == 250
     assert sum(r.abstention for r in records) == 15
     r = records[0]
@@ -44,7 +44,7 @@ def test_longmemeval_evidence_is_has_answer_turns(shared_data):
 
 
 def test_locomo_category_5_is_abstention(shared_data):
-    records = tasks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"))
+    records = benchmarks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"))
     assert len(records) == 999
     adversarial = [r for r in records if r.abstention]
     assert len(adversarial) == 237 and all(r.extra["adversarial_answer"] is not None for r in adversarial)
@@ -62,7 +62,7 @@ def test_shards_are_round_robin_and_bad_specs_say_what_is_wanted():
 
 
 def test_locomo_records_carry_dia_ids_as_evidence_labels(shared_data):
-    records = tasks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"))
+    records = benchmarks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"))
     assert records[0].id == "conv-26_q0" and records[0].evidence[0].name() == "D1:3"
     assert records[0].golds == ("7 May 2023",)
     assert Evidence("3", None).name() == "session 3" and Evidence("3", 4).name() == "session 3 #4"
@@ -71,7 +71,7 @@ def test_locomo_records_carry_dia_ids_as_evidence_labels(shared_data):
 def test_locomo_refined_questions_over_the_locomo_conversations(shared_data, tmp_path):
     from conftest import write_refined
     refined = write_refined(tmp_path / "questions.jsonl")
-    records = tasks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"), refined=str(refined))
+    records = benchmarks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"), refined=str(refined))
     # conv-99 is not in the dev file: left out; the rest keep the file's order and its qa_ids
     assert [r.id for r in records] == ["conv-26#q0000", "conv-26#q0001", "conv-30#q0000", "conv-26#q0002"]
     second = records[1]
@@ -88,10 +88,10 @@ def test_refined_file_errors_name_the_problem(shared_data, tmp_path):
     broken = tmp_path / "q.jsonl"
     broken.write_text('{"qa_id": "conv-26#q0000"}\n')
     with pytest.raises(ValueError, match="q.jsonl:1 is not a LoCoMo-Refined question row"):
-        tasks.load("locomo", locomo, refined=str(broken))
+        benchmarks.load("locomo", locomo, refined=str(broken))
     with pytest.raises(ValueError, match="goes with --dataset locomo"):
-        tasks.load("gigamemory", locomo, refined=str(broken))
+        benchmarks.load("gigamemory", locomo, refined=str(broken))
     from conftest import REFINED_ROWS, write_refined
     elsewhere = write_refined(tmp_path / "other.jsonl", REFINED_ROWS[-1:])
     with pytest.raises(ValueError, match="no question of .* is about a conversation of"):
-        tasks.load("locomo", locomo, refined=str(elsewhere))
+        benchmarks.load("locomo", locomo, refined=str(elsewhere))

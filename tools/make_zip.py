@@ -2,11 +2,14 @@
 
     .venv/bin/python tools/make_zip.py --out dist/submission.zip
 
-Prints the size and a summary of the contents; fails above the contest's 5 GB.
+Prints the size and a summary of the contents. Fails, writing nothing, when a pin of
+`submit/wheels/pins.txt` has no wheel beside it (the contest machine has no internet, so
+the submission could not install; `make wheels` fetches them), and above the contest's 5 GB.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import zipfile
 from collections import Counter
@@ -43,6 +46,16 @@ def build(out: Path, source: Path = SUBMIT, limit: int = LIMIT) -> int:
     return size
 
 
+def missing_wheels(source: Path = SUBMIT) -> list[str]:
+    """Pins of `source`/wheels/pins.txt with no wheel of that name and version beside them, read
+    by the source's own bootstrap (the reader the contest machine runs)."""
+    spec = importlib.util.spec_from_file_location("source_bootstrap", source / "bootstrap.py")
+    bootstrap = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bootstrap)
+    wheels = source / "wheels"
+    return [pin for pin in bootstrap.pins(wheels / "pins.txt") if not bootstrap.has_wheel(pin, wheels)]
+
+
 def summary(source: Path = SUBMIT) -> str:
     by_top = Counter()
     sizes = Counter()
@@ -59,13 +72,17 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if not (SUBMIT / "__init__.py").is_file() or not (SUBMIT / "model_inference.py").is_file():
         raise SystemExit("submit/__init__.py and submit/model_inference.py must exist")
-    if not list((SUBMIT / "wheels").glob("*.whl")):
-        print("warning: submit/wheels/ holds no wheels; run `make wheels` first", file=sys.stderr)
+    lacking = missing_wheels(SUBMIT)
+    if lacking:
+        print(f"make_zip: error: {SUBMIT / 'wheels'} has no wheel for {len(lacking)} pin(s) of pins.txt "
+              f"({', '.join(lacking)}); the contest machine has no internet, so the submission could not "
+              "install: run `make wheels` first. Nothing written.", file=sys.stderr)
+        return 1
     if not [p for p in (SUBMIT / "weights").glob("*") if p.is_dir()]:
         print("warning: submit/weights/ holds no embedder; run `make weights` on a machine with internet",
               file=sys.stderr)
-    size = build(Path(args.out))
-    print(f"{args.out}: {size / 1e6:.1f} MB (limit 5000 MB)\n{summary()}")
+    size = build(Path(args.out), SUBMIT)
+    print(f"{args.out}: {size / 1e6:.1f} MB (limit 5000 MB)\n{summary(SUBMIT)}")
     return 0
 
 

@@ -42,10 +42,10 @@ def main(argv=None) -> int:
     start = time.time()
     from submit import SubmitModelWithMemory
     print(f"import (with offline install): {time.time() - start:.1f} s", flush=True)
-    from local_eval import harness, tasks
+    from local_eval import benchmarks, harness
     model = SubmitModelWithMemory(args.model_path)
     print(f"built in {time.time() - start:.1f} s: llm={model.llm.name} embedder={model.embedder.name}", flush=True)
-    records = tasks.load("demo") + [r for path in args.data or () for r in tasks.load("gigamemory", path)]
+    records = benchmarks.load("demo") + [r for path in args.data or () for r in benchmarks.load("gigamemory", path)]
     results = [harness.run_record(model, r) for r in records]
     harness.write_outputs(results, Path(args.out))
     bad = [r.id for r in results if not (isinstance(r.answer, str) and r.answer.strip())]

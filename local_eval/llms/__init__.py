@@ -70,6 +70,17 @@ BACKENDS: dict[str, Callable[[str], LLM]] = {
 }
 
 
+# What each kind's argument is, for --help; a kind registered without a line here shows as KIND:ARG.
+USAGE = {"scripted": "scripted", "vllm": "vllm:DIR", "hf": "hf:DIR|FILE.gguf", "openai": "openai:URL#MODEL",
+         "cache": "cache:DIR+SPEC", "replay": "replay:DIR", "collect": "collect:DIR",
+         "fixture": "fixture:FILE[,FILE]"}
+
+
+def usage() -> str:
+    """Every kind BACKENDS knows, with its argument: `scripted | vllm:DIR | ...`."""
+    return " | ".join(USAGE.get(kind, f"{kind}:ARG") for kind in BACKENDS)
+
+
 def make_llm(spec: str) -> LLM:
     """`make_llm("cache:runs/store+vllm:/models/GigaChat")`: any kind above, by its spec."""
     return llm_backends.make_llm(spec, BACKENDS)

@@ -1,14 +1,16 @@
 """Benchmark tasks: each turns its file into contest-shaped records plus gold data.
 
-`load(dataset, path)` is the one entry point `run.py` uses; one module per benchmark.
+The typed records every adapter returns (`Record`, `Session`, `Evidence`) and the shard
+selection; one module per benchmark, declared in `local_eval/benchmarks.py`, whose `load`
+is the entry point.
 """
 from __future__ import annotations
 
+import gzip
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
-
-DEMO_PATH = Path(__file__).resolve().parent.parent / "data" / "demo" / "questions.jsonl"
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,13 @@ class Record:
         return self.answers or (self.gold,)
 
 
+def read_json(path: str):
+    """One JSON document, gzip-compressed (`.gz`) or not."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(Path(path), "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
 def parse_shard(spec: str) -> tuple[int, int]:
     """`parse_shard("2/4")` == (2, 4); ValueError unless the spec is K/N with 1 <= K <= N."""
     try:
@@ -71,27 +80,3 @@ def parse_shard(spec: str) -> tuple[int, int]:
 def shard(records: list, k: int, n: int) -> list:
     """Shard k of n: record i belongs to shard i % n + 1 (round-robin, so each shard mixes all types)."""
     return [r for i, r in enumerate(records) if i % n == k - 1]
-
-
-def load(dataset: str, path: Optional[str] = None, refined: Optional[str] = None) -> list[Record]:
-    """Records of a dataset: `load("gigamemory", "format_example.jsonl")`.
-
-    `refined` (LoCoMo only): LoCoMo-Refined's `questions.jsonl`; the questions come from it,
-    the conversations from `path` (`load("locomo", "locomo10.json", "questions.jsonl")`)."""
-    from . import gigamemory, locomo, locomo_refined, longmemeval
-
-    loaders = {
-        "demo": lambda p: gigamemory.load(p or str(DEMO_PATH)),
-        "gigamemory": gigamemory.load,
-        "longmemeval": longmemeval.load,
-        "locomo": locomo.load,
-    }
-    if dataset not in loaders:
-        raise ValueError(f"unknown dataset {dataset!r}; choose one of {sorted(loaders)}")
-    if dataset != "demo" and not path:
-        raise ValueError(f"--dataset {dataset} needs --data PATH")
-    if refined:
-        if dataset != "locomo":
-            raise ValueError(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, not {dataset}")
-        return locomo_refined.load(path, refined)
-    return loaders[dataset](path)

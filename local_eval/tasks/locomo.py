@@ -14,11 +14,9 @@ questions file, `locomo_refined.load` reads the questions instead.
 """
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
-from . import Evidence, Record, Session
+from . import Evidence, Record, Session, read_json
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 NOT_MENTIONED = "Not mentioned in the conversation"
@@ -29,9 +27,8 @@ def load(path: str) -> list[Record]:
 
 
 def conversations(path: str) -> list[dict]:
-    """The conversations of a LoCoMo file (`locomo10.json` or a part of it), as stored."""
-    with Path(path).open(encoding="utf-8") as f:
-        return json.load(f)
+    """The conversations of a LoCoMo file (`locomo10.json` or a part of it, `.gz` or not), as stored."""
+    return read_json(path)
 
 
 def sessions_of(conv: dict) -> tuple[tuple, dict]:

@@ -18,7 +18,7 @@ from this file, never from locomo10.json. Its evaluator (`src/evaluate.py`) join
 predictions `{"qa_id", "predicted_answer"}` on `qa_id` and refuses unknown ones.
 
 Conversations still come from the LoCoMo file (`--data`); questions of conversations that
-file lacks are left out (the dev file holds 5 of the 10). Called by `tasks.load`.
+file lacks are left out (the dev file holds 5 of the 10). Called through `benchmarks.load`.
 """
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
 """LongMemEval (S, M, oracle): `.json` or `.json.gz`, one record per question."""
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-
-from . import Evidence, Record, Session
-
-
-def read_json(path: str):
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(Path(path), "rt", encoding="utf-8") as f:
-        return json.load(f)
-
+from . import Evidence, Record, Session, read_json
 
 def load(path: str) -> list[Record]:
     return [_record(item) for item in read_json(path)]

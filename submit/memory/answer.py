@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 
 from .. import prompts
 from .context import Context
+from .facts import json_candidates
 from .lang import NO_INFO, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
 from .slots import FactLine, group_lines, render
 from .turns import clean_text
@@ -27,18 +28,40 @@ _GLUE = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "wi
 
 
 def build_prompt(question: str, context: Context, lang: str, facts: Sequence[FactLine] = (),
-                 question_date: Optional[str] = None, people: Optional[Sequence[str]] = None) -> list[dict]:
+                 question_date: Optional[str] = None, people: Optional[Sequence[str]] = None,
+                 ask: Optional[str] = None) -> list[dict]:
     """The answer chat; facts are shown under their topics, each line with its session.
 
     `people` (a chat between two named people) selects the prompt that speaks about them
-    instead of to "you"."""
+    instead of to "you". `ask` replaces the prompt's last line (the abstention check)."""
     groups = [{"topic": lines[0].label, "lines": [render(line, lang) for line in lines]}
               for _, lines in group_lines(facts)]
-    if people is not None:
-        return prompts.render("answer_peer", lang, question=question, context=context.text or "—",
-                              facts=groups, question_date=question_date, people=list(people))
-    return prompts.render("answer", lang, question=question, context=context.text or "—",
-                          facts=groups, question_date=question_date)
+    task = "answer" if people is None else "answer_peer"
+    extra = {} if people is None else {"people": list(people)}
+    return prompts.render(task, lang, question=question, context=context.text or "—", facts=groups,
+                          question_date=question_date, ask=ask or prompts.text(task, lang, "ask"), **extra)
+
+
+# The abstention check (Settings.abstain): "before" asks, with the answer prompt's material,
+# whether it holds the answer at all; "after" asks it of a draft answer. A small model that
+# invents where it should decline does better on this one yes/no than on the long rule.
+ABSTAIN_MODES = ("off", "before", "after")
+ABSTAIN_SCHEMA = {"type": "object", "properties": {"found": {"type": "boolean"}}, "required": ["found"]}
+ABSTAIN_MAX_TOKENS = 12  # '{"found": false}' is 6 tokens; room for a space or two
+
+
+def abstain_ask(lang: str, mode: str, draft: Optional[str] = None, peer: bool = False) -> str:
+    """The check's question, which takes the place of the answer prompt's last line."""
+    return prompts.text("abstain", lang, mode, draft=draft or "", people=peer)
+
+
+def material_holds(reply: str) -> Optional[bool]:
+    """The check's verdict from its reply: `material_holds('{"found": false}') is False`;
+    None for a reply it cannot read (then the answer stands: the check can only decline)."""
+    for candidate in json_candidates(reply):
+        if isinstance(candidate, dict) and isinstance(candidate.get("found"), bool):
+            return candidate["found"]
+    return None
 
 
 _QUOTE_PAIRS = {'"': '"', "«": "»", "“": "”"}

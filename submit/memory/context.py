@@ -11,6 +11,7 @@ flip between the two people. Called by `dialogue` and local_eval's retrieval met
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Iterable, Optional
 
 from .timeref import annotate, text_lang
@@ -78,18 +79,17 @@ def _header(store: TurnStore, turn: Turn, lang: str) -> str:
 
 def _line(store: TurnStore, turn: Turn, lang: str, max_turn_chars: int, peer: bool) -> str:
     """`User: …` / `Caroline: …`, clipped, relative time resolved where the session is dated."""
-    date = store.date_of(turn)
-    key = (turn.idx, date, lang, max_turn_chars, peer)
+    key = (turn.idx, store.date_of(turn), lang, max_turn_chars, peer)
     line = store.rendered.get(key)
     if line is None:
-        line = store.rendered[key] = _render(turn, date, lang, max_turn_chars, peer)
+        line = store.rendered[key] = _render(turn, store.day_of(turn), lang, max_turn_chars, peer)
     return line
 
 
-def _render(turn: Turn, date: Optional[str], lang: str, max_turn_chars: int, peer: bool) -> str:
+def _render(turn: Turn, day: Optional[date], lang: str, max_turn_chars: int, peer: bool) -> str:
     text = clip(turn.text, max_turn_chars)
-    if date:
-        text = annotate(text, date, text_lang(text))
+    if day:
+        text = annotate(text, day, text_lang(text))
     if peer and speaker_of(text):
         return text
     return f"{ROLE_LABELS[lang].get(turn.role, turn.role)}: {text}"

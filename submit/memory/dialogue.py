@@ -43,6 +43,7 @@ class Settings:
     versions: bool = True  # the supersession pass: the LLM decides which fact replaced which
     versions_check: bool = True  # then each link it would make is checked on its own two statements
     shorten: bool = False  # a second call cuts the answer to what the question asks (off in the contest)
+    abstain: str = "off"  # the abstention check: "before" the answer, "after" it (of the draft), or "off"
     max_fact_lines: int = 20  # current facts shown to the answer step
     top_turns_when_late: int = 48  # budget level 2: extract only from these best-ranked user turns
     index: IndexSettings = IndexSettings()
@@ -56,6 +57,7 @@ class Answer:
     lang: str
     facts: tuple = ()  # the FactLines the answer prompt held (each knows its turns)
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
+    declined: bool = False  # the abstention check found no answer in the material
     timings: dict = field(default_factory=dict)
 
 
@@ -102,18 +104,38 @@ class DialogueMemory:
         if not context.turn_ids and not lines:  # nothing remembered: nothing for a model to read
             return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang,
                           timings=dict(self.timings))
-        chat = answer_step.build_prompt(question, context, lang, facts=lines,
-                                        question_date=self.store.question_date,
-                                        people=speakers(self.store, 2) if self.peer else None)
+        def prompt(ask: Optional[str] = None) -> list:
+            return answer_step.build_prompt(question, context, lang, facts=lines, ask=ask,
+                                            question_date=self.store.question_date,
+                                            people=speakers(self.store, 2) if self.peer else None)
+        declined = self.settings.abstain == "before" and self._declines(prompt, lang, "before")
+        text = None if declined else self._draft(prompt(), question, lang)
+        if text and text != answer_step.NO_INFO[lang] and self.settings.abstain == "after":
+            declined = self._declines(prompt, lang, "after", text)
+        return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
+                      context=context, lang=lang, facts=tuple(lines), declined=declined,
+                      fallback=None if text or declined else "empty_answer", timings=dict(self.timings))
+
+    def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
+        """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""
         with self.stage("answer"):
             generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
         self.ledger.add("answer", [generation])
         text = answer_step.clean_answer(generation.text)
         if text and self.settings.shorten:
             text = self._shorten(question, text, lang)
-        return Answer(text=text or answer_step.NO_INFO[lang], context=context, lang=lang,
-                      facts=tuple(lines), fallback=None if text else "empty_answer",
-                      timings=dict(self.timings))
+        return text
+
+    def _declines(self, prompt, lang: str, mode: str, draft: Optional[str] = None) -> bool:
+        """The abstention check: the answer prompt's material, and instead of its last line the
+        question whether that material holds the answer (or supports the draft). True only on
+        a clear "no"; an unreadable reply lets the answer stand."""
+        chat = prompt(answer_step.abstain_ask(lang, mode, draft, self.peer))
+        with self.stage("abstain"):
+            generation = self.llm.generate([chat], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
+                                           schema=answer_step.ABSTAIN_SCHEMA)[0]
+        self.ledger.add("abstain", [generation])
+        return answer_step.material_holds(generation.text) is False
 
     def recall(self, question: str) -> Optional[Answer]:
         """The answer without an LLM: the sentence of a best-ranked user turn that shares the
@@ -192,10 +214,10 @@ class DialogueMemory:
     def _dated(self, candidate, lang: str):
         """The candidate with relative time resolved against its session's date, where it has
         one: the facts then carry dates ("went to a support group yesterday [7 May 2023]")."""
-        date = self.store.date_of(candidate.turn)
-        if not date:
+        day = self.store.day_of(candidate.turn)
+        if not day:
             return candidate
-        return dataclasses.replace(candidate, text=annotate(candidate.text, date, lang))
+        return dataclasses.replace(candidate, text=annotate(candidate.text, day, lang))
 
     def add_facts(self, new: list) -> list:
         """Facts into the slots (linking by the rule) and into the index as keys pointing to

@@ -153,10 +153,11 @@ class Ledger:
         }
 
 
-def from_spec(spec: str, backends: dict, what: str):
-    """A backend from "kind:argument" through a table of builders; unknown kinds say what is known."""
+def from_spec(spec: str, backends: dict, what: str, **options):
+    """A backend from "kind:argument" through a table of builders; unknown kinds say what is known.
+    `options` go to the builder as keywords."""
     kind, _, arg = spec.partition(":")
     if kind not in backends:
         raise BackendUnavailable(f"unknown {what} {kind!r} in {spec!r}; known: {', '.join(sorted(backends))}")
-    return backends[kind](arg)
+    return backends[kind](arg, **options)
 

@@ -3,13 +3,16 @@
 Each imports its SDK inside itself, so this module imports anywhere. All decode greedily
 with seed 42. `make_llm` builds one from a spec (`vllm:/app/models/...`, `hf:DIR`,
 `scripted`); local evaluation adds its own backends around these (`local_eval/llms`). The
-vLLM code rests on calls verified in shared/docs/VLLM.md.
+vLLM code rests on calls verified in shared/docs/VLLM.md and has run on vLLM 0.9.2's CPU
+build (docs/vllm_cpu.md), whose Python is the contest's; tests/fake_vllm.py keeps what that
+run showed.
 """
 from __future__ import annotations
 
 import logging
 import os
 import re
+from collections import Counter
 from typing import Callable
 
 from .llm import LLM, BackendUnavailable, Generation, ScriptedLLM, from_spec
@@ -37,14 +40,28 @@ def shorten_chat(chat: list, factor: float) -> list:
 
 class VLLMBackend(LLM):
     """Offline `vllm.LLM` 0.9.2, as the organizers' baseline uses it: token prompts from the
-    tokenizer's chat template, greedy, seeded; JSON guided decoding through xgrammar."""
+    tokenizer's chat template, greedy, seeded; JSON guided decoding through xgrammar.
+
+    The engine is the contest's: GigaChat's whole context, 85 % of the A100 (the embedder
+    lives in the rest). The CPU rehearsal (docs/vllm_cpu.md) changes only `max_model_len`
+    (its small model holds 32768 tokens); `gpu_memory_utilization` means nothing on CPU, where
+    vLLM sizes its KV cache from VLLM_CPU_KVCACHE_SPACE instead.
+
+    JSON comes without free whitespace: with the whitespace the grammar allows, a small model
+    padded replies with newlines and indents until `max_tokens` cut them (a versions check
+    stopped at `{\n  "replaces":`). vLLM 0.9.2 reads that switch from the engine
+    (`guided_decoding_disable_any_whitespace`), not from `GuidedDecodingParams`.
+    `stats` counts batches decoded without their schema (xgrammar refused it) and JSON replies
+    `max_tokens` cut.
+    """
 
     name = "vllm"
     # An assumption, not a measurement (a dialogue's ~240 prompts in ~12 s on an A100),
     # corrected by the first dialogue.
     prior_seconds_per_prompt = 0.05
 
-    def __init__(self, path: str, max_model_len: int = 131072, gpu_memory_utilization: float = 0.85):
+    def __init__(self, path: str, max_model_len: int = 131072, gpu_memory_utilization: float = 0.85,
+                 compact_json: bool = True):
         os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
         try:
             from vllm import LLM as Engine
@@ -53,9 +70,11 @@ class VLLMBackend(LLM):
         if not os.path.isdir(path):
             raise BackendUnavailable(f"vllm: no model folder at {path!r}")
         self.max_model_len = max_model_len
+        self.stats: Counter = Counter()
         self.engine = Engine(model=path, trust_remote_code=True, seed=SEED, max_model_len=max_model_len,
                              gpu_memory_utilization=gpu_memory_utilization,
-                             guided_decoding_backend="xgrammar")
+                             guided_decoding_backend="xgrammar",
+                             guided_decoding_disable_any_whitespace=compact_json)
         self.tokenizer = self.engine.get_tokenizer()
 
     def count_tokens(self, text: str) -> int:
@@ -83,8 +102,11 @@ class VLLMBackend(LLM):
             outputs = self.engine.generate(prompts, params(True), use_tqdm=False)
         except ValueError as e:  # a schema xgrammar rejects: plain decoding, the parser copes
             log.warning("vllm: guided decoding refused (%s); decoding without schema", e)
+            self.stats["schema_refused"] += 1
             outputs = self.engine.generate(prompts, params(False), use_tqdm=False)
         outputs = outputs[-len(prompts):]  # a failed earlier call may have left requests queued
+        if schema:  # a JSON reply cut by max_tokens is one no parser can read
+            self.stats["cut_json"] += sum(o.outputs[0].finish_reason == "length" for o in outputs)
         return [Generation(strip_junk(o.outputs[0].text), len(o.prompt_token_ids), len(o.outputs[0].token_ids))
                 for o in outputs]
 
@@ -145,10 +167,11 @@ class HFBackend(LLM):
         return result
 
 
-def vllm_or_hf(path: str) -> LLM:
-    """vLLM, or transformers on the same folder when vLLM cannot start."""
+def vllm_or_hf(path: str, **engine) -> LLM:
+    """vLLM (with `engine` settings: `max_model_len`), or transformers on the same folder when
+    vLLM cannot start."""
     try:
-        return VLLMBackend(path)
+        return VLLMBackend(path, **engine)
     except Exception as error:  # the fallback is the point: any start failure
         log.error("vllm failed to start (%s: %s); falling back to transformers", type(error).__name__, error)
         backend = HFBackend(path)
@@ -163,6 +186,7 @@ BACKENDS: dict[str, Callable[[str], LLM]] = {
 }
 
 
-def make_llm(spec: str, backends: dict = BACKENDS) -> LLM:
-    """`make_llm("scripted")`, `make_llm("vllm:/app/models/GigaChat")`: kind, colon, argument."""
-    return from_spec(spec, backends, "LLM backend")
+def make_llm(spec: str, backends: dict = BACKENDS, **options) -> LLM:
+    """`make_llm("scripted")`, `make_llm("vllm:/app/models/GigaChat")`: kind, colon, argument;
+    `options` go to the backend (`make_llm("vllm:/m", max_model_len=8192)`)."""
+    return from_spec(spec, backends, "LLM backend", **options)

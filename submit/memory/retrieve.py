@@ -21,8 +21,7 @@ import numpy as np
 
 from .index import KeyIndex
 from .lexical import tokenize
-from .period import named_period
-from .timeref import parse_session_date
+from .timeref.periods import named_period
 from .turns import USER, TurnStore, speaker_of, speakers
 
 
@@ -266,12 +265,12 @@ def _speaker_boost(scores: dict, store: TurnStore, question: str, weight: float)
 
 def _period_boost(scores: dict, store: TurnStore, question: str, settings: RetrieveSettings) -> dict:
     """A bonus for turns of sessions dated inside the period the question names, or just after it."""
-    period = named_period(question, parse_session_date(store.question_date))
+    period = named_period(question, store.day(store.question_date))
     if period is None or (period[1] - period[0]).days >= settings.period_max_days:
         return scores
     first, last = period[0], period[1] + timedelta(days=settings.period_after_days)
     inside = {sid for sid, text in store.session_dates.items()
-              if (day := parse_session_date(text)) is not None and first <= day <= last}
+              if (day := store.day(text)) is not None and first <= day <= last}
     if not inside:
         return scores
     return {t: s + settings.period_weight * (store.turns[t].session_id in inside) for t, s in scores.items()}

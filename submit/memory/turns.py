@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Optional
+
+from .timeref.dates import parse_session_date
 
 USER, ASSISTANT = "user", "assistant"
 NAMED = re.compile(r"([A-ZА-ЯЁ][\w.'-]{1,30}): ")  # a turn that opens with its speaker's name
@@ -65,8 +68,9 @@ class TurnStore:
         self.turns: list[Turn] = []
         self.pairs = 0
         self._session_order: dict[str, int] = {}
-        self.session_dates: dict[str, str] = {}
+        self.session_dates: dict[str, str] = {}  # as the benchmark writes them: context headers show these
         self.question_date: Optional[str] = None
+        self._days: dict = {}  # each date string's calendar day, read once
         # Context lines already rendered (clip + time brackets), by everything they depend on:
         # the many questions of one benchmark dialogue, and each budget, render a turn once.
         self.rendered: dict[tuple, str] = {}
@@ -110,6 +114,16 @@ class TurnStore:
 
     def date_of(self, turn: Turn) -> Optional[str]:
         return self.session_dates.get(turn.session_id)
+
+    def day_of(self, turn: Turn) -> Optional[date]:
+        return self.day(self.date_of(turn))
+
+    def day(self, text: Optional[str]) -> Optional[date]:
+        """The calendar day of a date string (`timeref.parse_session_date`), read once per string:
+        retrieval and every context line ask again and again."""
+        if text not in self._days:
+            self._days[text] = parse_session_date(text)
+        return self._days[text]
 
 
 def speaker_of(text: str) -> Optional[str]:

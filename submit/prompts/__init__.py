@@ -1,5 +1,8 @@
 """Prompts as files: `<task>.<lang>.yaml` with `system` and `user` Jinja templates.
 
+A file may hold other named templates besides the chat (`ask`: the answer prompt's last
+line, which the abstention check replaces with its own question); `text` renders one.
+
 Rendered with StrictUndefined, so a missing variable fails loudly. Prompts never hold
 the current date or ids the model could invent; the code supplies them.
 """
@@ -29,6 +32,11 @@ def render(task: str, lang: str, **variables) -> list[dict]:
     templates = _load(task, lang)
     return [{"role": role, "content": templates[role].render(**variables).strip()}
             for role in ("system", "user") if role in templates]
+
+
+def text(task: str, lang: str, key: str, **variables) -> str:
+    """One named template of a prompt file: `text("answer", "ru", "ask") == "Ответ одним предложением:"`."""
+    return _load(task, lang)[key].render(**variables).strip()
 
 
 def available() -> list[tuple[str, str]]:

@@ -22,11 +22,12 @@ import re
 from datetime import date, timedelta
 from typing import Optional
 
-from . import timeref
+from .dates import MONTH_NUMBERS, When, dates_in, resolve
+from .phrases import find_relative, text_lang
 
 MONTHS_RU_LOC = ("январе", "феврале", "марте", "апреле", "мае", "июне", "июле", "августе",
                  "сентябре", "октябре", "ноябре", "декабре")  # "в сентябре 2022"
-_MONTH = {**timeref.MONTH_NUMBERS, **{name: i + 1 for i, name in enumerate(MONTHS_RU_LOC)}}
+_MONTH = {**MONTH_NUMBERS, **{name: i + 1 for i, name in enumerate(MONTHS_RU_LOC)}}
 _MONTH_WORD = "|".join(sorted(map(re.escape, _MONTH), key=len, reverse=True))
 _ORD = r"(?:st|nd|rd|th)?"
 # One day: "25 May, 2022", "25th of May", "May 25, 2022", "25 мая 2022 года"; the year optional.
@@ -43,7 +44,7 @@ def named_period(question: str, today: Optional[date] = None) -> Optional[tuple]
     """(first day, last day) of the period the question names, or None.
 
     named_period("What did Nate do on 25 May, 2022?") == (date(2022, 5, 25), date(2022, 5, 25))"""
-    lang = timeref.text_lang(question)
+    lang = text_lang(question)
     day_matches = list(_DAY.finditer(question))
     spans = (_days(question, day_matches, today) + _months(question, [m.span() for m in day_matches])
              + _relative(question, today, lang))
@@ -58,7 +59,7 @@ def _days(text: str, matches: list, today: Optional[date]) -> list:
     """Single days: `_DAY`'s matches (a missing year from elsewhere in the text, else `today`)
     and the numeric dates `timeref` reads ("2023/05/02", "02.05.2023")."""
     years = [int(y) for y in _YEAR.findall(text)]
-    out = [(found, found) for found in timeref.dates_in(text)]
+    out = [(found, found) for found in dates_in(text)]
     for m in matches:
         day, month, year = (m["d"], m["m"], m["y"]) if m["d"] else (m["d2"], m["m2"], m["y2"])
         if month == "may":
@@ -104,8 +105,8 @@ def _relative(text: str, today: Optional[date], lang: str) -> list:
     if today is None:
         return []
     out = []
-    for mention in timeref.find_relative(text, lang):
-        when = timeref.resolve(mention.ref, today) if mention.ref else None
+    for mention in find_relative(text, lang):
+        when = resolve(mention.ref, today) if mention.ref else None
         if when is None or when.unit in ("before", "up_to") or when.since:
             continue
         try:
@@ -115,7 +116,7 @@ def _relative(text: str, today: Optional[date], lang: str) -> list:
     return out
 
 
-def _span(when: timeref.When) -> tuple:
+def _span(when: When) -> tuple:
     """The days a resolved phrase covers: "last week" is the seven days before, "≈ week of
     <day>" the three days either side, "next Friday" both readings."""
     if when.unit == "week_before":

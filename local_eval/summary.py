@@ -1,0 +1,112 @@
+"""A run's summary: scores over its complete rows, what was left incomplete, the token
+ledger, the timing profile; written as summary.json and printed as a table.
+
+The fields, key by key: docs/summary.md. Called by run.py (answer mode and --merge);
+retrieval mode's summary is `retrieval_eval.run`'s.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from . import judges, profiler
+
+
+def summarize(rows: list, args) -> dict:
+    """Scores over the complete rows; incomplete ones are counted with their reasons, not scored."""
+    complete = [r for r in rows if r["complete"]]
+    by_type = defaultdict(list)
+    for row in complete:
+        by_type[row["question_type"]].append(row)
+    fallbacks = Counter()
+    for row in complete:
+        fallbacks.update(row["fallbacks"])
+    reasons = Counter(why for row in rows if not row["complete"] for why in row["incomplete"])
+    return {
+        "mode": "answer", "dataset": args.dataset, "data": args.data, "refined": args.refined,
+        "llm_spec": args.llm, "llm_fallback": getattr(args, "llm_fallback", None), "embedder": args.embedder,
+        "judge": args.judge, "scorer": f"judge:{args.judge}" if args.judge else "lexical",
+        "judge_note": judges.SMALL_MODEL_NOTE if judges.small_model(args.judge) else None,
+        "records": len(complete), "overall": block(complete),
+        "by_type": {t: block(rs) for t, rs in sorted(by_type.items())},
+        "judge_unparsed": sum(1 for r in complete if args.judge and r["judge"] is None),
+        "fallbacks": dict(fallbacks), "llm": llm_ledger(complete),
+        "incomplete": {"records": len(rows) - len(complete), "reasons": dict(reasons)},
+        "degraded": degraded(complete),
+        "profile": profiler.profile(complete, args.project_n),
+    }
+
+
+def mean(values):
+    """The mean of the values that are not None, to 4 places; None when there are none."""
+    values = [v for v in values if v is not None]
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def block(rows) -> dict:
+    """The scores of a group of rows (`overall`, or one question type)."""
+    out = {"n": len(rows), "accuracy": mean(r["correct"] for r in rows), "f1": mean(r["f1"] for r in rows),
+           "em": mean(r["em"] for r in rows), **evidence(rows)}
+    for key in ("refined_f1", "refined_bleu"):
+        if any(key in r for r in rows):
+            out[key] = mean(r.get(key) for r in rows)
+    return out
+
+
+def evidence(rows) -> dict:
+    """`evidence_in_context`: the share of the questions with evidence turns (`evidence_n` of them)
+    whose packed context held every one; questions without evidence (abstention, or a gold
+    without evidence ids) are left out. The one definition, also bench/locomo_answers.py's."""
+    found = [r["evidence_in_context"] for r in rows if r.get("evidence_in_context") is not None]
+    return {"evidence_in_context": mean(found), "evidence_n": len(found)}
+
+
+def llm_ledger(rows) -> dict:
+    """LLM calls and tokens of the submission over the rows, and per dialogue (= per row)."""
+    totals = [(r.get("stats") or {}).get("llm") or {} for r in rows]
+    out = {k: sum(t.get(k, 0) for t in totals) for k in ("calls", "prompt_tokens", "output_tokens")}
+    n = max(1, len(rows))
+    out.update({f"{k}_per_dialogue": round(out[k] / n, 1) for k in ("calls", "prompt_tokens", "output_tokens")})
+    return out
+
+
+def degraded(rows: list) -> dict:
+    """Records whose extraction the time budget cut (`--time-budget`), per level reached."""
+    levels = Counter(key for row in rows for key in row["fallbacks"] if key.startswith("budget_level_"))
+    hit = sum(1 for row in rows if any(key.startswith("budget_level_") for key in row["fallbacks"]))
+    return {"records": hit, "levels": dict(levels)}
+
+
+def write(summary: dict, out: Path, start: float) -> None:
+    """OUT/summary.json, with this invocation's wall time."""
+    summary["wall_seconds"] = round(time.perf_counter() - start, 2)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def _show(value) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else "–"
+
+
+def print_table(summary: dict) -> None:
+    """The scores per question type, then time, tokens and fallbacks, as run.py prints them."""
+    print(f"\n{summary['dataset']}: {summary['records']} records, llm={summary['llm_spec']}, "
+          f"embedder={summary['embedder']}, scorer={summary['scorer']}")
+    if summary.get("judge_note"):
+        print(summary["judge_note"])
+    header = f"{'question type':<28}{'n':>5}{'accuracy':>10}{'F1':>8}{'EM':>8}{'ev.in ctx':>11}"
+    print(header + "\n" + "-" * len(header))
+    for name, m in [*summary["by_type"].items(), ("ALL", summary["overall"])]:
+        print(f"{name:<28}{m['n']:>5}{_show(m['accuracy']):>10}{_show(m['f1']):>8}{_show(m['em']):>8}"
+              f"{_show(m['evidence_in_context']):>11}")
+    if "refined_f1" in summary["overall"]:
+        print(f"LoCoMo-Refined's own lexical metrics, overall: F1 {_show(summary['overall']['refined_f1'])}, "
+              f"BLEU-1 {_show(summary['overall']['refined_bleu'])}")
+    p, llm = summary["profile"], summary["llm"]
+    print(f"answer_time p50 {p['answer_time']['p50']} s, p90 {p['answer_time']['p90']} s; projected "
+          f"{p['projection']['hours']} h for {p['projection']['dialogues']} dialogues (limit 7 h; measured with "
+          f"{profiler.describe(p['measured_under'])}); "
+          f"LLM {llm['prompt_tokens_per_dialogue']} prompt / {llm['output_tokens_per_dialogue']} output "
+          f"tokens per dialogue; fallbacks: {summary['fallbacks'] or 'none'}")

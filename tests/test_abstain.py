@@ -1,0 +1,94 @@
+"""The abstention check: one yes/no call on the answer prompt's material, before the answer or of its draft."""
+import pytest
+
+from conftest import make_model
+from submit import prompts
+from submit.config import Config, ConfigError
+from submit.memory import answer
+from submit.memory.context import Context
+
+NO_INFO = answer.NO_INFO["ru"]
+
+
+def router(found: str, draft: str = "Вы живёте в Омске."):
+    """A scripted reply for any prompt: extraction gets no facts, the check `found`, the answer `draft`."""
+    def reply(chat):
+        text = chat[-1]["content"]
+        if '{"found": true}' in text:
+            return found
+        if "Вопрос пользователя" in text:
+            return draft
+        return '{"facts": []}'
+    return reply
+
+
+def ask(mode: str, found: str, draft: str = "Вы живёте в Омске."):
+    model, llm = make_model([router(found, draft)] * 20, abstain=mode)
+    from models import Message
+    model.write_to_memory([Message("user", "Я живу в Омске.", 1), Message("assistant", "Понятно.", 1)], "d")
+    text = model.answer_to_question("d", "Где я живу?")
+    purposes = model.memory_stats("d")["llm"]["by_purpose"]
+    return text, purposes, model.trace("d"), llm
+
+
+def test_before_a_no_declines_without_asking_for_an_answer():
+    text, purposes, trace, _ = ask("before", '{"found": false}')
+    assert (text, trace.declined) == (NO_INFO, True)
+    assert purposes["abstain"]["calls"] == 1 and "answer" not in purposes
+
+
+def test_before_a_yes_lets_the_answer_come():
+    text, purposes, trace, _ = ask("before", '{"found": true}')
+    assert (text, trace.declined) == ("Вы живёте в Омске.", False)
+    assert purposes["abstain"]["calls"] == purposes["answer"]["calls"] == 1
+
+
+def test_after_a_no_turns_the_draft_into_no_information():
+    text, purposes, trace, llm = ask("after", '{"found": false}')
+    assert (text, trace.declined) == (NO_INFO, True)
+    check = llm.history[-1][0][-1]["content"]
+    assert "«Вы живёте в Омске.»" in check  # the draft is what is checked
+
+
+def test_after_a_draft_that_already_declines_is_not_checked():
+    text, purposes, _, _ = ask("after", '{"found": true}', draft=NO_INFO)
+    assert text == NO_INFO and "abstain" not in purposes
+
+
+@pytest.mark.parametrize("reply", ["да", "", '{"found": "no"}', "{"])
+def test_an_unreadable_check_lets_the_answer_stand(reply):
+    text, _, trace, _ = ask("before", reply)
+    assert (text, trace.declined) == ("Вы живёте в Омске.", False)
+
+
+def test_off_makes_no_check():
+    text, purposes, _, _ = ask("off", '{"found": false}')
+    assert text == "Вы живёте в Омске." and "abstain" not in purposes
+
+
+def test_the_check_shares_the_answer_prompt_up_to_its_last_line():
+    """So a prefix cache (vLLM's, llama.cpp's) reads the material once for both calls."""
+    context = Context(text="Пользователь: Я живу в Омске.", turn_ids=(0,), budget=100)
+    for lang, people in (("ru", None), ("en", None), ("ru", ["Анна", "Олег"]), ("en", ["Ann", "Bob"])):
+        plain = answer.build_prompt("Q?", context, lang, people=people)
+        for mode in ("before", "after"):
+            check = answer.build_prompt("Q?", context, lang, people=people,
+                                        ask=answer.abstain_ask(lang, mode, "D", peer=people is not None))
+            assert check[0] == plain[0]
+            head = plain[1]["content"].rsplit("\n", 1)[0]
+            assert check[1]["content"].startswith(head + "\n") and '{"found": false}' in check[1]["content"]
+            assert "{{" not in check[1]["content"] and ("«D»" in check[1]["content"] or '"D"' in check[1]["content"]
+                                                        or mode == "before")
+
+
+def test_the_verdict_parser():
+    assert answer.material_holds('{"found": false}') is False
+    assert answer.material_holds('Ответ: {"found": true}') is True
+    assert answer.material_holds("нет") is None
+
+
+def test_the_mode_is_checked_at_construction():
+    with pytest.raises(ConfigError, match="abstain must be one of off, before, after"):
+        Config(abstain="sometimes")
+    assert Config.from_env({"GIGAMEMORY_ABSTAIN": "after"}).abstain == "after"
+    assert prompts.text("answer", "ru", "ask") == "Ответ одним предложением:"

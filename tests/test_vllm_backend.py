@@ -1,0 +1,107 @@
+"""The contest's vLLM backend on a stand-in engine with vLLM 0.9.2's shapes (tests/fake_vllm.py).
+
+What the CPU rehearsal on real vLLM found (bench/results/vllm_cpu.md) is pinned here, so it
+holds without vllm installed.
+"""
+import fake_vllm
+import pytest
+
+from submit import SubmitModelWithMemory
+from submit.config import Config
+from submit.memory import facts, versions
+from submit.memory.llm_backends import VLLMBackend
+
+CHAT = [{"role": "user", "content": "Меня зовут Олег, я сварщик."}]
+
+
+@pytest.fixture
+def backend(monkeypatch, tmp_path):
+    fake_vllm.install(monkeypatch)
+    return VLLMBackend(str(tmp_path))
+
+
+def test_the_engine_gets_the_contest_arguments_and_each_is_a_0_9_2_engine_argument(backend):
+    assert backend.engine.kwargs == {
+        "trust_remote_code": True, "seed": 42, "max_model_len": 131072, "gpu_memory_utilization": 0.85,
+        "guided_decoding_backend": "xgrammar", "guided_decoding_disable_any_whitespace": True}
+
+
+def test_a_versions_check_reply_fits_its_16_tokens(backend):
+    # With the whitespace the grammar allows, the real model padded after the colon until
+    # CHECK_MAX_TOKENS cut the reply at `{"replaces":` and the check could not read it.
+    backend.engine.reply = lambda prompt, params: {"replaces": False}
+    reply = backend.generate([CHAT], max_tokens=versions.CHECK_MAX_TOKENS, schema=versions.CHECK_SCHEMA)[0]
+    assert versions.parse_check(reply.text) is False
+    assert backend.stats["cut_json"] == 0
+
+
+def test_extraction_replies_carry_no_padding(backend):
+    fact = {"slot": "работа", "value": "сварщик", "statement": "Пользователь работает сварщиком."}
+    backend.engine.reply = lambda prompt, params: {"facts": [fact]}
+    reply = backend.generate([CHAT], max_tokens=60, schema=facts.FACTS_SCHEMA)[0]
+    assert reply.text == '{"facts": [{"slot": "работа", "value": "сварщик", "statement": ' \
+                         '"Пользователь работает сварщиком."}]}'
+
+
+def test_with_free_whitespace_padding_cuts_the_check_reply_the_state_before_the_fix(monkeypatch, tmp_path):
+    fake_vllm.install(monkeypatch)
+    loose = VLLMBackend(str(tmp_path), compact_json=False)
+    loose.engine.reply = lambda prompt, params: {"replaces": True}
+    reply = loose.generate([CHAT], max_tokens=versions.CHECK_MAX_TOKENS, schema=versions.CHECK_SCHEMA)[0]
+    assert (reply.text, versions.parse_check(reply.text), loose.stats["cut_json"]) == ('{"replaces":', None, 1)
+
+
+def test_a_schema_xgrammar_refuses_is_decoded_without_it_and_counted(backend):
+    backend.engine.reply = lambda prompt, params: "2024-05-01" if params.guided_decoding is None else "?"
+    refused = {"type": "object", "properties": {"day": {"type": "string", "format": "date"}}}
+    reply = backend.generate([CHAT], max_tokens=20, schema=refused)[0]
+    assert (reply.text, backend.stats["schema_refused"]) == ("2024-05-01", 1)
+
+
+def test_requests_a_failed_call_left_queued_are_not_taken_for_this_batch(backend):
+    backend.engine.reply = lambda prompt, params: prompt.rsplit("user\n", 1)[-1].split("<")[0]
+    ok = fake_vllm.TokensPrompt(prompt_token_ids=backend.encode([{"role": "user", "content": "left"}], 10))
+    too_long = fake_vllm.TokensPrompt(prompt_token_ids=[0] * (backend.max_model_len + 1))
+    with pytest.raises(ValueError):
+        backend.engine.generate([ok, too_long], fake_vllm.SamplingParams())
+    replies = backend.generate([[{"role": "user", "content": "mine"}]], max_tokens=10)
+    assert [r.text for r in replies] == ["mine"]
+
+
+def test_an_over_long_prompt_is_shortened_to_leave_room_for_the_reply(monkeypatch, tmp_path):
+    fake_vllm.install(monkeypatch)
+    small = VLLMBackend(str(tmp_path), max_model_len=300)
+    small.engine.reply = lambda prompt, params: "ok"
+    long_chat = [{"role": "user", "content": "начало " + "слово " * 400 + "конец"}]
+    reply = small.generate([long_chat], max_tokens=50)[0]
+    assert reply.text == "ok" and reply.prompt_tokens + 50 <= 300
+    assert small.engine.calls == [1]
+
+
+def test_the_token_ledger_counts_what_the_engine_returned(backend):
+    backend.engine.reply = lambda prompt, params: "Олег"
+    reply = backend.generate([CHAT], max_tokens=10)[0]
+    assert (reply.prompt_tokens, reply.output_tokens) == (len(backend.encode(CHAT, 10)), 1)
+
+
+def test_the_contest_class_takes_the_engine_context_from_the_environment(monkeypatch, tmp_path):
+    fake_vllm.install(monkeypatch)
+    config = Config.from_env({"GIGAMEMORY_LLM": f"vllm:{tmp_path}", "GIGAMEMORY_EMBEDDER": "hash",
+                              "GIGAMEMORY_VLLM_MAX_MODEL_LEN": "8192"})
+    model = SubmitModelWithMemory(str(tmp_path), config=config)
+    assert (model.llm.name, model.llm.engine.kwargs["max_model_len"], dict(model.fallbacks)) == ("vllm", 8192, {})
+
+
+def test_the_rehearsal_tables_count_per_batch_size_and_read_the_pipelines_own_counts():
+    from bench import vllm_rehearsal as rehearsal
+    calls = [{"purpose": "extract", "batch": 2, "seconds": 3.0, "max_tokens": 256, "prompt_tokens": [300, 320],
+              "output_tokens": [40, 256], "finish": ["stop", "length"]},
+             {"purpose": "answer", "batch": 1, "seconds": 20.0, "max_tokens": 100, "prompt_tokens": [3000],
+              "output_tokens": [12], "finish": ["stop"]}]
+    assert rehearsal.summarize(calls) == [
+        {"purpose": "answer", "batch": 1, "calls": 1, "prompts": 1, "s_per_prompt": 20.0, "prompt_tokens_mean": 3000,
+         "output_tokens_mean": 12, "max_tokens": 100, "cut": 0},
+        {"purpose": "extract", "batch": 2, "calls": 1, "prompts": 2, "s_per_prompt": 1.5, "prompt_tokens_mean": 310,
+         "output_tokens_mean": 148, "max_tokens": 256, "cut": 1}]
+    records = [{"extraction": {"candidates": 2, "unparsable": 1}}, {"extraction": {"candidates": 3}}]
+    assert rehearsal.pipeline_counts(records) == {"candidates": 5, "unparsable": 1}
