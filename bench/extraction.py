@@ -17,8 +17,6 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401
 from local_eval import benchmarks, harness, oracle, retrieval_eval as R  # noqa: E402
 from submit.memory import facts as F  # noqa: E402
 from submit.memory.turns import TurnStore  # noqa: E402
@@ -60,7 +58,8 @@ def token_ledger() -> dict:
     model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"))
     rows = [harness.run_record(model, r).stats["llm"] for r in records]
     n = len(rows)
-    by = lambda purpose, key: round(sum(r["by_purpose"].get(purpose, {}).get(key, 0) for r in rows) / n)
+    def by(purpose, key):
+        return round(sum(r["by_purpose"].get(purpose, {}).get(key, 0) for r in rows) / n)
     return {"dialogues": n, **{f"{p}_{k}_per_dialogue": by(p, k) for p in ("extract", "answer")
                                 for k in ("calls", "prompt_tokens")},
             "extract_output_tokens_cap_per_dialogue": by("extract", "calls") * 256}

@@ -51,7 +51,6 @@ def faulty_llm(hang_at: int, hang_s: float, for_good: bool, concurrent: bool):
 
 def child(args) -> int:
     """One case: every dialogue through the model; a JSON line per answer, then a last line."""
-    sys.path[:0] = [str(ROOT), str(ROOT / "local_eval")]
     from models import Message
     from submit import SubmitModelWithMemory
     from submit.config import Config
@@ -99,7 +98,6 @@ def run_case(case: str, args) -> dict:
 def recall_rows(data: str, embedder: str) -> list[dict]:
     """What the breaker would answer for each question of a GigaMemory file: `recall` on the
     dialogue's memory (no LLM), and whether its sentence comes from an evidence turn."""
-    sys.path[:0] = [str(ROOT), str(ROOT / "local_eval")]
     from local_eval import benchmarks, harness
     from submit.memory.dialogue import DialogueMemory
     from submit.memory.embed import make_embedder

@@ -5,7 +5,8 @@
 
 Each model reads the same Russian answer prompt (the demo's first dialogue as excerpts,
 ~670 tokens, no prompt cache: the prompt rate) and answers it, then one extraction prompt
-with its schema (~70 output tokens: the output rate); the figures are the server's own timings. The machine's load average is
+with its schema (~70 output tokens: the output rate); the figures are the server's own timings.
+The machine's load average is
 printed beside each row: on a shared 2-core machine the rates move with it.
 Writes bench/results/llama_speed.md.
 """
@@ -19,10 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-import local_eval  # noqa: E402,F401
 from local_eval.llms import pins  # noqa: E402
 from local_eval.llms.llama import LlamaBackend, request  # noqa: E402
 from submit import prompts  # noqa: E402
@@ -68,7 +66,8 @@ def main(argv=None) -> int:
     lines = [header, "|---" * (header.count("|") - 1) + "|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['threads']} | {r['load_s']} | {r['prompt_n']} | {r['prompt_tps']} "
-                     f"| {r['output_n']} | {r['output_tps']} | {r['extract_s']} | {r['load_avg']} | {r['answer'][:80]} |")
+                     f"| {r['output_n']} | {r['output_tps']} | {r['extract_s']} | {r['load_avg']} "
+                     f"| {r['answer'][:80]} |")
     table = "\n".join(lines)
     print(table)
     command = "nice -n 10 .venv/bin/python bench/llama_speed.py " + " ".join(argv or sys.argv[1:])

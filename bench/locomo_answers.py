@@ -1,7 +1,7 @@
 """Answer accuracy of finished LoCoMo runs under the strict judge, as one table.
 
     .venv/bin/python bench/locomo_answers.py runs/locomo-16k [runs/locomo-16k-judge-b ...] \
-        [--label NAME ...] [--out bench/results/locomo_answers.md]
+        [--label NAME ...] [--out bench/results/locomo_answers/table.md]
 
 Each RUN is a `local_eval/run.py --dataset locomo --judge ...` folder whose rows are complete.
 Per run: accuracy over all questions, over the answerable ones (LoCoMo's adversarial
@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 from local_eval import results, summary  # noqa: E402
 
 ADVERSARIAL = "adversarial"

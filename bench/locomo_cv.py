@@ -28,11 +28,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-import local_eval  # noqa: E402,F401
 from local_eval import benchmarks, retrieval_eval as R  # noqa: E402
-from retrieval_sweep import SHORT, build_all, parse_vary  # noqa: E402
+from bench.retrieval_sweep import SHORT, build_all, parse_vary  # noqa: E402
 from submit.memory.dialogue import Settings  # noqa: E402
 from submit.memory.retrieve import RetrieveSettings  # noqa: E402
 
@@ -88,9 +85,11 @@ def cross_validate(scores: np.ndarray, convs: np.ndarray, points: list) -> list[
     return folds
 
 
-def pooled(scores: np.ndarray, convs: np.ndarray, folds: list) -> dict:
-    """Every question scored with the settings of the fold that held its conversation out."""
-    rows = np.concatenate([scores[f["point"]][convs == f["held_out"]] for f in folds])
+def pooled(scores: np.ndarray, convs: np.ndarray, folds: list, keep=None) -> dict:
+    """Every question scored with the settings of the fold that held its conversation out
+    (only the questions `keep` marks, when given)."""
+    keep = np.ones(len(convs), dtype=bool) if keep is None else keep
+    rows = np.concatenate([scores[f["point"]][(convs == f["held_out"]) & keep] for f in folds])
     return _means(rows)
 
 
@@ -125,6 +124,14 @@ def fold_table(folds: list, before: dict) -> list[str]:
     return lines
 
 
+def by_type_table(by_type: dict) -> list[str]:
+    """Markdown rows: each question type's pooled held-out metrics."""
+    lines = ["| type (pooled held-out) | n | " + " | ".join(SHORT[m] for m in R.METRICS) + " |",
+             "|" + "---|" * (len(R.METRICS) + 2)]
+    return lines + [f"| {kind} | {m['n']} | " + " | ".join(f"{m[x]:.3f}" for x in R.METRICS) + " |"
+                    for kind, m in by_type.items()]
+
+
 def report(result: dict) -> str:
     """The markdown report: per-fold table, pooled held-out vs in-sample figures, stability."""
     pool, ins, best = result["pooled_held_out"], result["in_sample_defaults"], result["in_sample_best"]
@@ -135,10 +142,12 @@ def report(result: dict) -> str:
              + "; ".join(f"{k} in {v}" for k, v in result["grid"].items()), "",
              *fold_table(result["folds"], result["by_conversation_defaults"]), "",
              f"Pooled held-out:{metrics}.", "",
+             *by_type_table(result["pooled_held_out_by_type"]), "",
              f"In-sample, defaults: {SHORT[SELECT]} {ins[SELECT]:.3f}; in-sample, the best grid point on all "
              f"five ({label(best['overrides'])}): {SHORT[SELECT]} {best['scores'][SELECT]:.3f}.", "",
              "Chosen values across the folds: " + ("; ".join(
-                 f"{k}: " + ", ".join(f"{v} x{n}" for v, n in sorted(c.items())) for k, c in result["stability"].items())
+                 f"{k}: " + ", ".join(f"{v} x{n}" for v, n in sorted(c.items()))
+                 for k, c in result["stability"].items())
                  or "no field varied") + "."]
     return "\n".join(lines) + "\n"
 
@@ -147,12 +156,15 @@ def run(built: list, grid: dict, embedder: str, command: str) -> dict:
     """Score the grid once, cross-validate over conversations, and gather what the report shows."""
     points = grid_points(grid)
     convs = np.array([record.dialogue_id for record, _, _ in built])
+    kinds = np.array([record.question_type for record, _, _ in built])
     scores = score_points(built, points)
     defaults = score_points(built, [{}])[0]
     folds = cross_validate(scores, convs, points)
     best = choose(scores, np.ones(len(built), dtype=bool))
     return {"command": command, "embedder": embedder, "n": len(built), "grid": grid, "points": len(points),
             "select": SELECT, "folds": folds, "pooled_held_out": pooled(scores, convs, folds),
+            "pooled_held_out_by_type": {k: pooled(scores, convs, folds, kinds == k) | {"n": int((kinds == k).sum())}
+                                        for k in sorted(set(kinds.tolist()))},
             "stability": stability(folds, grid), "in_sample_defaults": _means(defaults),
             "by_conversation_defaults": by_conversation(defaults, convs),
             "in_sample_best": {"overrides": points[best], "scores": _means(scores[best])}}

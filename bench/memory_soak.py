@@ -14,8 +14,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401
 from models import Message  # noqa: E402
 
 WORDS = "я живу работаю люблю кот собака город Томск Казань жена сын концерт машина книга спорт бег".split()

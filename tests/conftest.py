@@ -1,13 +1,10 @@
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401  (puts the contest stand-ins `models`, `submit_interface` on sys.path)
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-import retrieval_sweep as S  # noqa: E402
+from bench import retrieval_sweep as S  # noqa: E402
 
 
 def test_vary_values_take_the_type_of_the_default_and_combine_after_the_defaults():
@@ -54,7 +53,7 @@ def test_idle_fields_compare_values_with_the_other_fields_held():
 
 
 def test_chain_lengths_count_each_current_fact_with_the_facts_it_replaced():
-    import extraction
+    from bench import extraction
     from submit.memory.facts import Fact
     from submit.memory.slots import Slots
     slots = Slots()
@@ -77,7 +76,7 @@ def _run_folder(folder, verdicts, answers=None):
 
 
 def test_locomo_answers_tables_all_answerable_and_judge_agreement(tmp_path):
-    import locomo_answers
+    from bench import locomo_answers
     a = _run_folder(tmp_path / "a", [("single-hop", True), ("single-hop", False), ("adversarial", True),
                                      ("multi-hop", True)])
     b = _run_folder(tmp_path / "b", [("single-hop", True), ("single-hop", True), ("adversarial", True),
@@ -91,7 +90,7 @@ def test_locomo_answers_tables_all_answerable_and_judge_agreement(tmp_path):
 
 
 def test_evidence_in_context_has_one_definition_in_run_and_bench():
-    import locomo_answers
+    from bench import locomo_answers
     from local_eval import summary
     rows = [{"id": f"q{i}", "question_type": kind, "judge": True, "evidence_in_context": found, "correct": 1.0,
              "f1": 1.0, "em": 1.0} for i, (kind, found) in enumerate(
@@ -102,7 +101,7 @@ def test_evidence_in_context_has_one_definition_in_run_and_bench():
 
 
 def test_locomo_answers_refuses_agreement_over_different_answers(tmp_path):
-    import locomo_answers
+    from bench import locomo_answers
     a = _run_folder(tmp_path / "a", [("single-hop", True)])
     b = _run_folder(tmp_path / "b", [("single-hop", True)], answers={0: "other"})
     with pytest.raises(SystemExit, match="answers differ"):
@@ -132,3 +131,24 @@ def test_versioning_lists_every_link_it_counts(tmp_path, shared_data):
         keys = line.split("`")[1], line.split("`")[3]
         assert all(f"{name}:" in line.split(" · check:")[0] for name in "ABCD")  # every link's pair is judged
         assert line.startswith("- same key") == (keys[0] == keys[1]), line
+
+
+def test_lists_bench_tables_the_probe_and_varies_settings_of_both_kinds(tmp_path, shared_data):
+    from bench import lists
+    assert lists.parse_vary(["fact_chars=1800,2400", "fact_turn_weight=0"]) == {"fact_chars": [1800, 2400],
+                                                                                 "fact_turn_weight": [0.0]}
+    settings = lists.settings_with({"max_fact_lines": 20, "fact_turn_weight": 0.0})
+    assert (settings.max_fact_lines, settings.retrieve.fact_turn_weight) == (20, 0.0)
+    with pytest.raises(ValueError, match="number field"):
+        lists.parse_vary(["retrieve=1"])
+    out = tmp_path / "lists.json"
+    proc = subprocess.run([sys.executable, "bench/lists.py", "--sets", "probe", "--embedder", "hash", "--cache-dir", "",
+                           "--vary", "fact_turn_weight=0", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads(out.read_text())["results"]
+    assert [r["overrides"] for r in results] == [{}, {"fact_turn_weight": 0.0}]
+    for result in results:  # the 24 probe questions, each with every column of the table
+        assert len(result["rows"]) == 24 and all(0 <= r["items_in_facts"] <= 1 and r["facts_chars"] > 0
+                                                 for r in result["rows"])
+    assert "| probe | info_consolidation | 24 |" in out.with_suffix(".md").read_text()

@@ -7,8 +7,7 @@ import numpy as np
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-import locomo_cv as CV  # noqa: E402
+from bench import locomo_cv as CV
 
 EV16 = CV.R.METRICS.index(CV.SELECT)
 EV32 = CV.R.METRICS.index("evidence_recall@32000c")
@@ -32,6 +31,8 @@ def test_each_fold_chooses_on_the_other_conversations_and_pools_the_held_out_sco
                                                                               ("c", 1, 0.5)]
     assert [f["held_out_scores"][CV.SELECT] for f in folds] == [0.0, 0.0, 1.0]
     assert CV.pooled(scores, convs, folds)[CV.SELECT] == round(2 / 6, 4)
+    # only questions 0, 2, 4 (one per conversation): a with point 1 -> 0, b with 0 -> 0, c with 1 -> 1
+    assert CV.pooled(scores, convs, folds, np.array([True, False] * 3))[CV.SELECT] == round(1 / 3, 4)
     assert CV.stability(folds, {"x": [1, 2], "fixed": [0.5]}) == {"x": {2: 2, 1: 1}}
 
 
@@ -64,6 +65,7 @@ def test_the_script_writes_one_fold_per_conversation(tmp_path):
     assert [(f["held_out"], f["chosen"]) for f in result["folds"]] == [("conv-1", {"speaker_weight": 0.04}),
                                                                       ("conv-2", {"speaker_weight": 0.04})]
     assert result["pooled_held_out"] == {m: 1.0 for m in CV.R.METRICS}
+    assert result["pooled_held_out_by_type"] == {"single-hop": {"n": 2, **{m: 1.0 for m in CV.R.METRICS}}}
     assert result["stability"] == {"speaker_weight": {"0.04": 2}}
     assert "| conv-2 | 1 | 1.000 |" in out.with_suffix(".md").read_text()
 

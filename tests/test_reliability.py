@@ -14,7 +14,7 @@ from submit.memory.answer import clean_answer
 from submit.memory.embed import HashEmbedder
 from models import Message
 
-from conftest import ROOT, make_model
+from conftest import make_model
 
 
 
@@ -179,14 +179,13 @@ def test_same_record_twice_gives_the_same_answer_and_context():
 
 
 def test_import_construction_and_a_dialogue_make_no_network_call():
-    code = f"""
+    code = """
 import socket, sys
 def refuse(*a, **k):
     raise RuntimeError("network call attempted")
 socket.socket.connect = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
-sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'local_eval')!r}]
 from models import Message
 from submit import SubmitModelWithMemory
 from submit.config import Config

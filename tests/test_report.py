@@ -141,8 +141,8 @@ def test_a_long_plot_title_wraps_inside_the_figure(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    summary = {"dataset": "locomo", "records": 50, "llm_spec": "replay:bench/results/locomo_answers/reader",
-               "scorer": "judge:replay:bench/results/locomo_answers/judge_b"}
+    summary = {"dataset": "locomo", "records": 50, "llm_spec": "replay:bench/stores/locomo/reader",
+               "scorer": "judge:replay:bench/stores/locomo/judge_b"}
     title = f"Accuracy per question type — {report._title(summary)}"
     fig, ax = plt.subplots(figsize=(8, 3))
     report._bars(ax, ["a", "b"], [("accuracy", [0.5, 0.25], report.DARK)], lambda v: f"{v:.2f}")

@@ -1,16 +1,13 @@
 """Relative time phrases resolved against the session date (submit/memory/timeref.py, bench/timeref.py)."""
 import gzip
 import json
-import sys
 from datetime import date, datetime
 
 import pytest
 
-from conftest import ROOT
 from submit.memory.timeref import Ref, When, annotate, find_relative, parse_session_date, render, resolve
 
-sys.path.insert(0, str(ROOT / "bench"))
-import timeref as bench  # noqa: E402
+from bench import timeref as bench  # noqa: E402
 
 MONDAY = date(2023, 5, 8)  # LoCoMo's first session: "1:56 pm on 8 May, 2023"
 

@@ -17,10 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-import local_eval  # noqa: E402,F401  (puts the contest stand-ins on sys.path for `submit`)
 from local_eval.llms import make_llm  # noqa: E402
 from local_eval.llms.store import answer_pending  # noqa: E402
 from submit.memory.llm import BackendUnavailable  # noqa: E402

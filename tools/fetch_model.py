@@ -21,8 +21,6 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 from local_eval.llms.pins import MAIN, MODELS_DIR, PINS, SMALL, Pin  # noqa: E402
 

@@ -38,7 +38,8 @@ def main(argv=None) -> int:
     p.add_argument("--model-path", default=MODEL_PATH)
     p.add_argument("--out", default="rehearsal")
     args = p.parse_args(argv)
-    sys.path[:0] = [args.unpacked, str(ROOT / "local_eval"), str(ROOT)]
+    # a clean venv without our install: the unpacked zip, our stand-ins of the harness's modules, the house
+    sys.path[:0] = [args.unpacked, str(ROOT / "local_eval" / "contest"), str(ROOT)]
     start = time.time()
     from submit import SubmitModelWithMemory
     print(f"import (with offline install): {time.time() - start:.1f} s", flush=True)

@@ -10,7 +10,7 @@ seeing nothing else. `import` reads `{"id", "reply"}` lines, maps the ids back t
 prompt keys (`DIR/stand_in_ids.json`, written by export) and appends `{"key", "reply", "lines"}`
 lines (`lines`: the prompt's line prints, for diagnosing a later replay miss) to DIR/replies.jsonl,
 which the next `collect:`/`replay:` pass reads. This is how answer
-accuracy can be measured with any capable reader (bench/results/locomo_answers.md).
+accuracy can be measured with any capable reader (bench/results/locomo_answers/table.md).
 """
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-import local_eval  # noqa: E402,F401  (the contest stand-ins `submit` imports)
 from local_eval.llms import store as llm_store  # noqa: E402
 
 IDS = "stand_in_ids.json"

@@ -67,7 +67,8 @@ def parse_spec(arg: str) -> tuple[Path, Options]:
     """`"qwen2.5-coder-0.5b,ctx=4096"` -> (.models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf, Options(ctx=4096))."""
     model, *items = arg.split(",")
     if not model:
-        raise BackendUnavailable("llama: spec must look like llama:FILE.gguf[,ctx=N][,threads=N][,prefix=0|1][,memo=0|1]")
+        raise BackendUnavailable("llama: spec must look like "
+                                 "llama:FILE.gguf[,ctx=N][,threads=N][,prefix=0|1][,memo=0|1]")
     path = pins.path_of(model) if model in pins.PINS else Path(model)
     if not path.is_file():
         hint = f"; fetch it with tools/fetch_model.py {model}" if model in pins.PINS else ""
@@ -96,7 +97,8 @@ class Engine:
         try:
             import xllamacpp
         except ImportError as e:
-            raise BackendUnavailable("backend 'llama:' needs xllamacpp (pip install xllamacpp; make install has it)") from e
+            raise BackendUnavailable("backend 'llama:' needs xllamacpp "
+                                     "(pip install xllamacpp; make install has it)") from e
         self.key = secrets.token_hex(16)  # the server also listens on 127.0.0.1: only we may call it
         params = xllamacpp.CommonParams()
         params.model.path = str(path)

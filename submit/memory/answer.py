@@ -80,7 +80,8 @@ def _unwrap(answer: str) -> str:
 
 def clean_answer(raw: str) -> Optional[str]:
     """First non-empty line, special tokens, wrapping quotes, lone surrogates and control characters
-    stripped, whitespace runs made one space, capped in length; None when no letter or digit is left (`"..."` is no answer)."""
+    stripped, whitespace runs made one space, capped in length; None when no letter or digit is left
+    (`"..."` is no answer)."""
     text = _JUNK.sub("", clean_text(raw))
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:

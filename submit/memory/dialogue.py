@@ -2,7 +2,8 @@
 
 `write` only records (cheap). `answer` does the expensive work in batches: extract facts
 from every pending pair in one LLM call, version them into slots, index turns and facts,
-rank for the question, pack a budgeted context, ask the LLM. Every stage's seconds are
+choose the facts to show (`topics`), rank for the question (the shown facts' turns
+favoured), pack a budgeted context, ask the LLM. Every stage's seconds are
 kept in `timings` for the profiler. Called by `model_inference`.
 """
 from __future__ import annotations
@@ -25,7 +26,8 @@ from .lexical import tokenize
 from .llm import LLM, Ledger
 from .retrieve import Hit, RetrieveSettings, is_peer_chat, search
 from . import versions
-from .slots import FactLine, Slots, group_lines, topic_of
+from .slots import FactLine, Slots, group_lines, render, topic_of
+from . import topics
 from .timeref import annotate
 from .turns import USER, TurnStore, speakers
 
@@ -44,7 +46,16 @@ class Settings:
     versions_check: bool = True  # then each link it would make is checked on its own two statements
     shorten: bool = False  # a second call cuts the answer to what the question asks (off in the contest)
     abstain: str = "off"  # the abstention check: "before" the answer, "after" it (of the draft), or "off"
-    max_fact_lines: int = 20  # current facts shown to the answer step
+    # Current facts shown to the answer step (`topics.select`): the few nearest the question,
+    # then the facts of the topic it names, then the nearest others, while their lines fit
+    # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/lists.py).
+    max_fact_lines: int = 30
+    fact_chars: int = 2400
+    nearest_facts_first: int = 5
+    topic_labels: int = 1  # the topics nearest the question whose facts count as its topic
+    # The shown facts' turns are favoured in the ranking (`RetrieveSettings.fact_turn_weight`)
+    # when the dialogue holds at least this many times as many current facts as are shown.
+    fact_turns_min_ratio: float = 2.0
     top_turns_when_late: int = 48  # budget level 2: extract only from these best-ranked user turns
     index: IndexSettings = IndexSettings()
     retrieve: RetrieveSettings = RetrieveSettings()
@@ -97,10 +108,10 @@ class DialogueMemory:
         if use_facts and self.settings.extract and level < budget.NO_EXTRACTION:
             only = self._top_user_turns(question) if level >= budget.TOP_TURNS else None
             self.extract_pending(strict=level >= budget.STRICT, only=only)
-        hits = self.rank(question)  # after extraction, so the new fact keys take part
+        lines, favoured = self.choose_facts(question) if use_facts else ([], frozenset())
+        hits = self.rank(question, favoured)  # after extraction, so the new fact keys take part
         with self.stage("pack"):
             context = self._pack(hits, lang)
-        lines = self.fact_lines(question) if use_facts else []
         if not context.turn_ids and not lines:  # nothing remembered: nothing for a model to read
             return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang,
                           timings=dict(self.timings))
@@ -237,13 +248,14 @@ class DialogueMemory:
         with self.stage("embed"):
             self.index.embed_pending()
 
-    def rank(self, question: str) -> list[Hit]:
-        """Every indexed turn, best first, for this question."""
+    def rank(self, question: str, favoured: frozenset = frozenset()) -> list[Hit]:
+        """Every indexed turn, best first, for this question; `favoured` turns (those of the
+        facts the answer shows) get a bonus."""
         self.index_pending()
         with self.stage("embed"):
             query = self._query_vector(question)
         with self.stage("retrieve"):
-            return search(self.index, self.store, question, query, self.settings.retrieve)
+            return search(self.index, self.store, question, query, self.settings.retrieve, favoured)
 
     def _query_vector(self, question: str):
         """The question's embedding, computed once per question (rank and fact_lines share it)."""
@@ -266,18 +278,54 @@ class DialogueMemory:
         return is_peer_chat(self.store, self.settings.retrieve.peer_max_median_chars) and named_sides(self.store)
 
     def fact_lines(self, question: str) -> list[FactLine]:
-        """The current facts nearest the question (a replaced fact brings its replacement),
-        each with what it replaced; grouped by topic, topics by their best fact."""
+        """The fact lines the answer prompt shows for this question (`choose_facts`)."""
+        return self.choose_facts(question)[0]
+
+    def choose_facts(self, question: str) -> tuple[list[FactLine], frozenset]:
+        """The current facts for this question (`topics.select`; a replaced fact brings its
+        replacement), each with what it replaced, grouped by topic, topics by their best fact;
+        and the turns those facts came from, which the ranking favours when the facts shown are
+        a selection of the dialogue's."""
         if not self.facts:
-            return []
+            return [], frozenset()
+        self.index_pending()
+        lang = answer_step.detect_lang(question)
+        nearest = self.nearest_facts(question)
+        line_of = lambda f: FactLine(topic_of(f), f, tuple(self.slots.history(f)))  # noqa: E731
+        s = self.settings
+        chosen = topics.select(nearest, self.question_topic(question, nearest),
+                               lambda f: len(render(line_of(f), lang)) + 3,
+                               s.fact_chars, s.max_fact_lines, s.nearest_facts_first)
+        lines = [line_of(f) for f in chosen]
+        # The lines point at the question's items only when they are a selection: where the
+        # dialogue holds hardly more facts than are shown (LoCoMo's recorded extraction, 19–35
+        # facts a conversation), favouring their turns favoured every fact's turn and cost
+        # multi-hop questions their evidence (bench/results/lists.md).
+        selective = len(nearest) >= s.fact_turns_min_ratio * len(chosen)
+        favoured = frozenset(idx for line in lines for idx in line.turn_ids) if selective else frozenset()
+        return [line for _, group in group_lines(lines) for line in group], favoured
+
+    def question_topic(self, question: str, facts: list):
+        """Fact -> whether it is of the topic the question names (`topics.in_topic`)."""
+        words = topics.topic_words(question, speakers(self.store, 2) if self.peer else ())
+        labels = self.topic_labels(question, facts)
+        return lambda fact: topics.in_topic(fact, words, labels)
+
+    def topic_labels(self, question: str, facts: list) -> frozenset:
+        """The `topic_labels` topics (slot keys' first words) nearest the question by dense similarity,
+        among those with two facts or more (a topic of one fact is a fact, which dense finds itself;
+        half the topics, half the texts to embed)."""
+        counts = Counter(topics.label_of(f) for f in facts)
+        labels = sorted(label for label, n in counts.items() if n >= 2 and label)
+        if not labels or not self.settings.topic_labels:
+            return frozenset()
+        with self.stage("embed"):
+            vectors = self.embedder.embed_passages(labels)
+        return topics.nearest_labels(labels, vectors @ self._query_vector(question), self.settings.topic_labels)
+
+    def nearest_facts(self, question: str) -> list:
+        """Every current fact, nearest the question first (a fact ranks by its own key or by the
+        best key of a fact it replaced)."""
         scores, keys = self.index.dense_search(self._query_vector(question))
         ranked = sorted((i for i, key in enumerate(keys) if key.kind == "fact"), key=lambda i: (-scores[i], i))
-        chosen: list = []
-        for i in ranked:
-            fact = self.slots.current(self.facts[keys[i].ref])
-            if fact not in chosen:
-                chosen.append(fact)
-            if len(chosen) >= self.settings.max_fact_lines:
-                break
-        lines = [FactLine(topic_of(f), f, tuple(self.slots.history(f))) for f in chosen]
-        return [line for _, group in group_lines(lines) for line in group]
+        return list(dict.fromkeys(self.slots.current(self.facts[keys[i].ref]) for i in ranked))

@@ -104,6 +104,17 @@ class KeyIndex:
         out[ids[0][valid]] = scores[0][valid]
         return out, self.dense_keys[: self._embedded]
 
+    def dense_search_many(self, query_vectors: np.ndarray) -> np.ndarray:
+        """Scores of every embedded dense key for each query: (queries x keys), by position."""
+        self.embed_pending()
+        queries = np.ascontiguousarray(query_vectors, dtype=np.float32).reshape(-1, self._faiss.d)
+        scores, ids = self._faiss.search(queries, self._embedded)
+        out = np.full((len(queries), self._embedded), -1.0, dtype=np.float32)
+        for row in range(len(queries)):
+            valid = ids[row] >= 0
+            out[row, ids[row][valid]] = scores[row][valid]
+        return out
+
     def vectors(self, positions) -> np.ndarray:
         """The embedded vectors of these dense keys (by position in `dense_keys`)."""
         return np.stack([self._faiss.reconstruct(int(i)) for i in positions]).astype(np.float32)

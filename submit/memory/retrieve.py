@@ -5,10 +5,12 @@ In a user–assistant chat the dense query first moves towards its best user key
 rankings are fused (`fuse`), then each turn gets a share of its session's strength, so evidence
 spread over a session's turns and sessions that keep coming up rank together. In a peer
 chat (two people writing short turns, like LoCoMo) the dense query instead drops the
-speakers' names and the dialogue's common direction (`peer_query`), a turn also takes a
-share of its neighbours' scores, a turn by a speaker the question names gets a bonus, and
-so does a turn of a session held in the period the question names (`period`).
-`rank_sessions` aggregates turns into sessions. Called by `dialogue` and local_eval.
+speakers' names and the dialogue's common direction (`peer_query`), its best hits query
+again on their own (`with_hit_queries`), a turn also takes a share of its neighbours'
+scores, a turn by a speaker the question names gets a bonus, and so does a turn of a
+session held in the period the question names (`period`). The turns of the facts the
+answer shows get a bonus too (`favoured`). `rank_sessions` aggregates turns into sessions.
+Called by `dialogue` and local_eval.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import Collection
 
 import numpy as np
 
@@ -70,6 +73,12 @@ class RetrieveSettings:
     # at the question's own weight. Numbers in the README.
     feedback_terms: int = 5
     feedback_terms_weight: float = 1.0
+    # Peer chats: each of the `hit_queries` best keys (of distinct turns) also queries on its own,
+    # and a key's cosine becomes (1 - w) x its own + w x its best cosine to one of them
+    # (`with_hit_queries`). Chosen leave-one-conversation-out on LoCoMo (bench/locomo_cv.py,
+    # bench/results/lists.md): multi-hop questions gather items said in other sessions.
+    hit_queries: int = 2
+    hit_query_weight: float = 0.2
     # In a peer chat, a question that names a period ("on 25 May, 2022", "last Saturday":
     # `period`) gives turns of sessions held in it, or up to `period_after_days` after it (an
     # event is told in the next chat), this bonus; periods longer than `period_max_days` say
@@ -80,6 +89,10 @@ class RetrieveSettings:
     period_weight: float = 0.2
     period_after_days: int = 3
     period_max_days: int = 31
+    # The turns the answer's fact lines came from (`search(favoured=...)`) get this bonus: the
+    # facts of a topic the question names bring their own messages into the excerpts, so a list
+    # answer finds every item twice (bench/lists.py, README). Nothing in retrieval-only runs.
+    fact_turn_weight: float = 0.05
 
 
 ASKS_ASSISTANT = re.compile(
@@ -118,8 +131,9 @@ def fuse(dense: dict, lexical: dict, settings: RetrieveSettings) -> dict:
 
 
 def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
-           settings: RetrieveSettings = RetrieveSettings()) -> list[Hit]:
-    """All turns with any key, best first."""
+           settings: RetrieveSettings = RetrieveSettings(), favoured: Collection[int] = ()) -> list[Hit]:
+    """All turns with any key, best first; `favoured` turns (the sources of the facts the answer
+    shows) get `fact_turn_weight`."""
     if asks_about_assistant(question):
         settings = replace(settings, lexical_only_weight=settings.assistant_question_weight)
     peer = is_peer_chat(store, settings.peer_max_median_chars)
@@ -129,6 +143,9 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
     if settings.feedback_keys and not peer and settings.method != "bm25":
         dense_scores, dense_keys = index.dense_search(
             expand_query(index, query_vector, dense_scores, settings.feedback_keys, settings.feedback_weight))
+    if settings.hit_queries and peer and settings.method != "bm25":
+        dense_scores = with_hit_queries(index, dense_scores, dense_keys, settings.hit_queries,
+                                        settings.hit_query_weight)
     question_tokens = tokenize(question)
     lexical_scores, lexical_keys = index.lexical_search_tokens(question_tokens)
     dense = best_per_turn(dense_scores, dense_keys)
@@ -144,6 +161,8 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
         scores = _speaker_boost(scores, store, question, settings.speaker_weight)
     if peer and settings.period_weight:
         scores = _period_boost(scores, store, question, settings)
+    if favoured and settings.fact_turn_weight:
+        scores = {t: s + settings.fact_turn_weight * (t in favoured) for t, s in scores.items()}
     hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0)) for t, s in scores.items()]
     hits.sort(key=lambda h: (-h.score, h.turn_idx))
     return hits
@@ -162,6 +181,26 @@ def expand_query(index: KeyIndex, query_vector: np.ndarray, scores: np.ndarray, 
     top = np.argsort(-candidates, kind="stable")[: min(k, int(user.sum()))]
     moved = query_vector + weight * index.vectors(top).mean(axis=0)
     return (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
+
+
+def with_hit_queries(index: KeyIndex, scores: np.ndarray, keys: list, k: int, weight: float) -> np.ndarray:
+    """Dense scores with each of the k best keys (of distinct turns) as a query of its own:
+    (1 - weight) x the key's score + weight x its best cosine to one of those keys.
+
+    A list's items are said in other sessions in other words ("What LGBTQ+ events has Caroline
+    been to?": a support group, a pride parade); an item found resembles the next one more than
+    the question does, and unlike the mean of the hits (`expand_query`) one item is enough."""
+    top, seen = [], set()
+    for i in np.argsort(-scores, kind="stable").tolist():
+        if len(top) >= k:
+            break
+        if keys[i].turn_idx not in seen:
+            seen.add(keys[i].turn_idx)
+            top.append(i)
+    if not top:
+        return scores
+    nearest = index.dense_search_many(index.vectors(top)).max(axis=0)
+    return ((1 - weight) * scores + weight * nearest).astype(np.float32)
 
 
 def peer_query(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
@@ -207,7 +246,8 @@ def _with_feedback_terms(index: KeyIndex, store: TurnStore, question_tokens: lis
     extra = best_per_turn(scores, keys)
     top, top_extra = max(lexical.values(), default=0.0) or 1.0, max(extra.values(), default=0.0) or 1.0
     weight = settings.feedback_terms_weight
-    return {t: lexical.get(t, 0.0) / top + weight * extra.get(t, 0.0) / top_extra for t in lexical.keys() | extra.keys()}
+    return {t: lexical.get(t, 0.0) / top + weight * extra.get(t, 0.0) / top_extra
+            for t in lexical.keys() | extra.keys()}
 
 
 def is_peer_chat(store: TurnStore, max_median_chars: int) -> bool:

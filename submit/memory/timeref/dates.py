@@ -235,7 +235,8 @@ def _either_weekend(ref: Ref, day: date) -> When:
     """"next weekend" said on a weekday: the coming weekend or the one after; said on a weekend,
     the one after or the one after that."""
     first = 0 if day.weekday() < 5 else 1
-    return replace(_weekend(Ref("weekend", first, first), day), other=_weekend(Ref("weekend", first + 1, first + 1), day))
+    return replace(_weekend(Ref("weekend", first, first), day),
+                   other=_weekend(Ref("weekend", first + 1, first + 1), day))
 
 
 _RESOLVERS: dict = {"day": _days, "week": _weeks, "weekend": _weekend, "weekday": _weekday,

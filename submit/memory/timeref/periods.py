@@ -65,7 +65,8 @@ def _days(text: str, matches: list, today: Optional[date]) -> list:
         if month == "may":
             continue  # the verb ("you may 2x it"); the month is written "May"
         year = int(year) if year else (years[-1] if years else None)
-        found = _date(year, _MONTH[month.lower()], int(day)) if year else _latest(today, _MONTH[month.lower()], int(day))
+        number = _MONTH[month.lower()]
+        found = _date(year, number, int(day)) if year else _latest(today, number, int(day))
         if found:
             out.append((found, found))
     return out

@@ -1,7 +1,7 @@
 """Stand-in for the organizers' `models` module (written by us, same names and signatures).
 
 The contest harness runs from its own `src/` folder, so the submission imports this
-module as a top-level `models`. Local runs and tests put `local_eval/` on `sys.path`.
+module as a top-level `models`; the editable install (pyproject.toml) provides ours by that name.
 """
 from dataclasses import dataclass
 from typing import Optional
