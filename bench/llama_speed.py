@@ -42,9 +42,9 @@ def measure(name: str, threads: int) -> dict:
                             question_date=None)
     extract = prompts.render("extract", "ru", message="Я работаю сварщиком на заводе в Туле, а по выходным "
                              "рыбачу на Оке.", before="")
-    free = llm.server.handle_chat_completions({**request(answer, 64, None), "cache_prompt": False})
+    free = llm.engine.server.handle_chat_completions({**request(answer, 64, None), "cache_prompt": False})
     timed = time.perf_counter()
-    schema = llm.server.handle_chat_completions({**request(extract, 256, FACTS_SCHEMA), "cache_prompt": False})
+    schema = llm.engine.server.handle_chat_completions({**request(extract, 256, FACTS_SCHEMA), "cache_prompt": False})
     extract_s = time.perf_counter() - timed
     llm.close()
     t, e = free["timings"], schema["timings"]

@@ -188,10 +188,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     refuse_ignored(args)
     benchmark = benchmarks.get(args.dataset)
     args.defaults = resolve(p.parse_args(["--dataset", args.dataset, "--mode", args.mode]), benchmark)
+    args = resolve(args, benchmark)
     # The default folder is the main job's with the local model: a run that fell back to the
-    # scripted LLM gets a folder of its own, so installing the model later mixes nothing.
-    args.defaults.llm, args.defaults.answer_ceiling = f"llama:{pins.MAIN}", CPU_ANSWER_CEILING
-    return resolve(args, benchmark)
+    # scripted LLM gets a folder of its own, so installing the model later mixes nothing. The
+    # ceiling follows the reader, so only a ceiling other than its reader's own names a folder.
+    args.defaults.llm, args.defaults.answer_ceiling = f"llama:{pins.MAIN}", default_ceiling(args.llm)
+    return args
 
 
 def check_dataset(args) -> None:
@@ -252,13 +254,18 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def default_ceiling(llm: str) -> float:
+    """The answer ceiling a reader gets unless --answer-ceiling says otherwise."""
+    return CPU_ANSWER_CEILING if uses_local_model(llm) else Config.answer_ceiling_s
+
+
 def resolve(args, benchmark: benchmarks.Benchmark) -> argparse.Namespace:
     """Defaults that depend on the benchmark or on other options."""
     args.llm_fallback = None  # why the default --llm is not the local model, when it is not
     if args.llm is None:
         args.llm, args.llm_fallback = pins.main_job_llm()
     if args.answer_ceiling is None:
-        args.answer_ceiling = CPU_ANSWER_CEILING if uses_local_model(args.llm) else Config.answer_ceiling_s
+        args.answer_ceiling = default_ceiling(args.llm)
     args.time_budget = args.time_budget or args.expected_dialogues is not None
     args.context_chars = args.context_chars or benchmark.context_chars
     args.shorten = benchmark.shorten if args.shorten is None else args.shorten == "on"

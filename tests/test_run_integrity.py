@@ -25,7 +25,7 @@ def run(*args, cwd=ROOT):
     """run.py with `args`; `--llm scripted` unless they name an LLM (the default is the local model
     when it is installed: these tests are about the run, not the model)."""
     env = {**os.environ, "TQDM_DISABLE": "1"}  # stderr holds only what run.py itself says
-    llm = () if "--llm" in args or "--merge" in args else ("--llm", "scripted")
+    llm = () if {"--llm", "--merge", "retrieval"} & set(args) else ("--llm", "scripted")
     return subprocess.run([sys.executable, "local_eval/run.py", *args, *llm], cwd=cwd, capture_output=True,
                           text=True, timeout=600, env=env)
 
