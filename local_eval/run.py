@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 from local_eval import (backends, benchmarks, commands, datafile, folder, llms, manifest, report,  # noqa: E402
                         results, retrieval_eval, scoring, summary, tasks)
-from local_eval.llms import pins  # noqa: E402
+from local_eval.llms import llama, pins  # noqa: E402
 from local_eval.llms.llama import uses_local_model  # noqa: E402
 from local_eval.errors import BackendFailing, UsageError  # noqa: E402
 from submit.config import Config  # noqa: E402
@@ -343,6 +343,9 @@ def run(args, argv: list) -> int:
     if args.llm_fallback and args.mode == "answer":
         print(f"run.py: answering with the scripted LLM (\"no information\" to every question): "
               f"{args.llm_fallback}", file=sys.stderr)
+    note = llama.extraction_note(records) if args.mode == "answer" and args.facts and uses_local_model(args.llm) else ""
+    if note:
+        print(f"run.py: {note}", file=sys.stderr)
     base = (old or base).with_code(base.code[0])
     if args.mode == "retrieval":
         return retrieval(records, args, out, base, start)

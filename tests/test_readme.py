@@ -10,6 +10,12 @@ so the walk takes minutes, not hours. A README path that names a file we do not 
 cannot reach (`openai:http://gpu-host...`) the scripted LLM, as the README itself does for
 its batch-mode numbers. Lines with other placeholders (`DIR`, `FILE`, `HOST`) are schemas,
 not commands, and are left out. Without `../shared/data` the lines that read it are skipped.
+
+The copy's own code runs (PYTHONPATH puts it before the editable install, so run folders land
+in the copy), and the copy has no local model (`.models/` is not tracked): lines that leave
+`--llm` out run the scripted LLM, as on a machine without the model, because the model would
+first extract facts from a whole benchmark dialogue, an hour on two cores. The local model's
+own path is tested by tests/test_local_model.py.
 """
 import os
 import re
@@ -107,7 +113,7 @@ def test_the_readme_has_run_commands():
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_readme_commands_run_as_written(block, checkout):
     repo, stand_ins = checkout
-    env = {**os.environ, "TQDM_DISABLE": "1"}
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": str(repo)}
     ran = []
     for argv in block:
         reason = why_not(argv, stand_ins)

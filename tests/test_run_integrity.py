@@ -478,3 +478,17 @@ def test_a_judge_that_fails_leaves_the_row_incomplete_not_a_traceback(tmp_path):
 def test_the_answer_budget_defaults_per_benchmark_and_yields_to_the_flag(argv, chars):
     from local_eval import run as run_py
     assert run_py.parse_args(argv).context_chars == chars
+
+
+def test_a_long_extraction_by_the_local_model_is_announced_with_its_way_out():
+    from types import SimpleNamespace
+
+    from local_eval.llms import llama
+
+    def record(dialogue, turns):
+        messages = [{"role": role, "content": "x"} for _ in range(turns) for role in ("user", "assistant")]
+        return SimpleNamespace(dialogue_id=dialogue, sessions=(SimpleNamespace(messages=messages),))
+
+    assert llama.extraction_note([record("a", 10)]) == ""  # a minute and a half: nothing to say
+    note = llama.extraction_note([record("a", 400), record("a", 400), record("b", 400)])  # "a" is extracted once
+    assert "800 user turns of 2 dialogue(s)" in note and "2.0 h" in note and "--facts off" in note

@@ -81,6 +81,27 @@ def uses_local_model(spec: Optional[str]) -> bool:
     return bool(spec) and re.search(r"(^|[+;])llama:", spec) is not None
 
 
+# One extraction prompt of the 1.5B, uncached, on two quiet cores (docs/local_model.md, "Speed");
+# a whole contest dialogue took 18 s a turn on a busy machine (bench/results/real_extraction.md).
+SECONDS_PER_TURN = 9.0
+LONG_EXTRACTION_S = 15 * 60
+
+
+def extraction_note(records: list) -> str:
+    """What a user should know before the local model extracts facts from these records'
+    dialogues (each dialogue once): '' when that takes less than LONG_EXTRACTION_S."""
+    dialogues = {record.dialogue_id: record for record in records}
+    turns = sum(m["role"] == "user" for record in dialogues.values() for session in record.sessions
+                for m in session.messages)
+    hours = turns * SECONDS_PER_TURN / 3600
+    if hours * 3600 < LONG_EXTRACTION_S:
+        return ""
+    return (f"the local model extracts facts from each of the {turns} user turns of {len(dialogues)} "
+            f"dialogue(s) before answering: about {hours:.1f} h on two CPU cores (docs/local_model.md); "
+            f"--facts off answers from the excerpts alone (minutes a question), --llm openai:URL#MODEL "
+            f"uses a GPU server")
+
+
 def cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
