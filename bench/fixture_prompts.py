@@ -16,8 +16,9 @@ prompt presents them, which no fixture run can: the fixture answers every questi
 files in `ru_dev_questions.jsonl`'s format over the same dialogues instead
 (`bench/fixtures/probe_versions_ru.jsonl`: questions about the facts the versions pass links;
 `bench/fixtures/probe_lists_ru.jsonl`: list questions); `--no-check` turns the versions check
-off, to compare; `--time-budget` turns the contest's time budget on (how prompts were made
-before issue 30: on a loaded machine extraction then degraded to the question's best turns).
+off, `--no-facts` the facts (the excerpts alone), to compare; `--time-budget` turns the
+contest's time budget on (how prompts were made before issue 30: on a loaded machine
+extraction then degraded to the question's best turns).
 """
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def main(argv=None) -> int:
     p.add_argument("--questions", action="append", help="a question file over the sample dialogues, or "
                    "'sample' (repeatable; default: the contest sample's and ru_dev_questions.jsonl)")
     p.add_argument("--no-check", action="store_true", help="turn the versions check off")
+    p.add_argument("--no-facts", action="store_true", help="no facts: the answer prompt shows the excerpts alone")
     p.add_argument("--time-budget", action="store_true", help="the contest's time budget on (off: full extraction)")
     args = p.parse_args(argv)
     from submit import SubmitModelWithMemory
@@ -71,7 +73,7 @@ def main(argv=None) -> int:
             records += gigamemory.load(name, dialogues_from=str(DATA))
     llm = Capture(FIXTURES)
     config = Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None,
-                    versions_check=not args.no_check, time_budget=args.time_budget)
+                    versions_check=not args.no_check, facts=not args.no_facts, time_budget=args.time_budget)
     model = SubmitModelWithMemory("", config=config, llm=llm)
     for record in records:
         harness.run_record(model, record)

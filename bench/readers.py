@@ -62,10 +62,15 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
         reply = llm.generate([with_ask(row["messages"], ask)], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
                              schema=answer_step.ABSTAIN_SCHEMA)[0]
         found[mode] = answer_step.material_holds(reply.text)
+    checked = {f"found_{mode}": found[mode] for mode in found} if checks else {}  # none asked: none shown
     return {"id": row["id"], "question": row["question"], "gold": row["gold"],
-            "question_type": row["question_type"], "answer": text, "found_before": found["before"],
-            "found_after": found["after"], "prompt_tokens": draft.prompt_tokens,
+            "question_type": row["question_type"], "answer": text, **checked, "prompt_tokens": draft.prompt_tokens,
             "seconds": round(time.perf_counter() - start, 1)}
+
+
+def modes(row: dict) -> list[str]:
+    """The abstention modes a row can show: "off" always, the checks where it asked them."""
+    return [mode for mode in MODES if mode == "off" or f"found_{mode}" in row]
 
 
 def answer_for(row: dict, mode: str) -> str:
@@ -91,7 +96,7 @@ def answer(args) -> int:
 
 
 def verdicts(path: str) -> dict:
-    rows = read(path) if path and Path(path).is_file() else []
+    rows = jsonl.read_rows(Path(path), lambda row: {"question", "answer", "correct"} <= set(row))[0] if path else []
     return {(r["question"], r["answer"]): r["correct"] for r in rows}
 
 
@@ -101,7 +106,7 @@ def judge(args) -> int:
     items, seen = [], set()
     for path in args.answers:
         for row in read(path):
-            for mode in MODES:
+            for mode in modes(row):
                 key = (row["question"], answer_for(row, mode))
                 if key not in known and key not in seen:
                     seen.add(key)
@@ -118,7 +123,7 @@ def table(args) -> int:
     missing = 0
     for path in args.answers:
         for row in read(path):
-            for mode in MODES:
+            for mode in modes(row):
                 verdict = known.get((row["question"], answer_for(row, mode)))
                 missing += verdict is None
                 for kind in (row["question_type"], "ALL"):
@@ -142,7 +147,8 @@ def render(counts: dict, args) -> list[str]:
              "| answers | abstention check | " + " | ".join(kinds) + " |",
              "|---|---|" + "---|" * len(kinds)]
     for name in files:
-        for mode in MODES:
+        every = counts[(name, "ALL", "off")][1]  # a mode shows where every row of the file asked its check
+        for mode in [m for m in MODES if counts.get((name, "ALL", m), [0, 0])[1] == every]:
             cells = [counts.get((name, k, mode), [0, 0]) for k in kinds]
             lines.append(f"| {name} | {mode} | " + " | ".join(f"{r}/{n}" if n else "–" for r, n in cells) + " |")
     return lines

@@ -343,7 +343,8 @@ def run(args, argv: list) -> int:
     if args.llm_fallback and args.mode == "answer":
         print(f"run.py: answering with the scripted LLM (\"no information\" to every question): "
               f"{args.llm_fallback}", file=sys.stderr)
-    note = llama.extraction_note(records) if args.mode == "answer" and args.facts and uses_local_model(args.llm) else ""
+    extracts = args.mode == "answer" and args.facts and llama.extracts_locally(args.llm)
+    note = llama.extraction_note(records) if extracts else ""
     if note:
         print(f"run.py: {note}", file=sys.stderr)
     base = (old or base).with_code(base.code[0])

@@ -492,3 +492,5 @@ def test_a_long_extraction_by_the_local_model_is_announced_with_its_way_out():
     assert llama.extraction_note([record("a", 10)]) == ""  # a minute and a half: nothing to say
     note = llama.extraction_note([record("a", 400), record("a", 400), record("b", 400)])  # "a" is extracted once
     assert "800 user turns of 2 dialogue(s)" in note and "2.0 h" in note and "--facts off" in note
+    assert llama.extracts_locally("cache:d+llama:m") and llama.extracts_locally("split:llama:m;scripted")
+    assert not llama.extracts_locally("split:replay:d;llama:m")  # the extraction is replayed

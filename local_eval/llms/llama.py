@@ -87,6 +87,15 @@ SECONDS_PER_TURN = 9.0
 LONG_EXTRACTION_S = 15 * 60
 
 
+def extracts_locally(spec: Optional[str]) -> bool:
+    """The spec's schema prompts (extraction, versions, check) go to a `llama:` model; in
+    `split:SCHEMA;TEXT` only SCHEMA's do (a replayed extraction costs nothing)."""
+    if spec and spec.startswith("split:"):
+        from . import split
+        spec = split.parse(spec[len("split:"):])[0]
+    return uses_local_model(spec)
+
+
 def extraction_note(records: list) -> str:
     """What a user should know before the local model extracts facts from these records'
     dialogues (each dialogue once): '' when that takes less than LONG_EXTRACTION_S."""
