@@ -53,7 +53,7 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
     start = time.perf_counter()
     draft = llm.generate([with_ask(row["messages"], ask) if ask else row["messages"]], max_tokens=100)[0]
     text = answer_step.clean_answer(draft.text) or answer_step.NO_INFO[lang]
-    found = {"before": None, "after": None}
+    found = {}  # the checks asked, none without `checks`
     for mode in ("before", "after") if checks else ():
         if mode == "after" and text == answer_step.NO_INFO[lang]:
             found[mode] = None  # nothing to check: the reader declined itself
@@ -62,9 +62,8 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
         reply = llm.generate([with_ask(row["messages"], ask)], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
                              schema=answer_step.ABSTAIN_SCHEMA)[0]
         found[mode] = answer_step.material_holds(reply.text)
-    checked = {f"found_{mode}": found[mode] for mode in found} if checks else {}  # none asked: none shown
-    return {"id": row["id"], "question": row["question"], "gold": row["gold"],
-            "question_type": row["question_type"], "answer": text, **checked, "prompt_tokens": draft.prompt_tokens,
+    return {"id": row["id"], "question": row["question"], "gold": row["gold"], "question_type": row["question_type"],
+            "answer": text, **{f"found_{mode}": v for mode, v in found.items()}, "prompt_tokens": draft.prompt_tokens,
             "seconds": round(time.perf_counter() - start, 1)}
 
 
@@ -84,7 +83,7 @@ def answer(args) -> int:
     from local_eval.llms import make_llm
     from tqdm import tqdm
     prompts = [r for path in args.prompts for r in read(path)]
-    done = {r["id"] for r in read(args.out)} if Path(args.out).is_file() else set()
+    done = {r["id"] for r in read(args.out)}  # a missing file reads as no rows
     todo = [r for r in prompts if r["id"] not in done]
     llm = make_llm(args.llm)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -102,11 +102,11 @@ def extraction_note(records: list) -> str:
     dialogues = {record.dialogue_id: record for record in records}
     turns = sum(m["role"] == "user" for record in dialogues.values() for session in record.sessions
                 for m in session.messages)
-    hours = turns * SECONDS_PER_TURN / 3600
-    if hours * 3600 < LONG_EXTRACTION_S:
+    seconds = turns * SECONDS_PER_TURN
+    if seconds < LONG_EXTRACTION_S:
         return ""
     return (f"the local model extracts facts from each of the {turns} user turns of {len(dialogues)} "
-            f"dialogue(s) before answering: about {hours:.1f} h on two CPU cores (docs/local_model.md); "
+            f"dialogue(s) before answering: about {seconds / 3600:.1f} h on two CPU cores (docs/local_model.md); "
             f"--facts off answers from the excerpts alone (minutes a question), --llm openai:URL#MODEL "
             f"uses a GPU server")
 
