@@ -54,9 +54,11 @@ def child(args) -> int:
     from models import Message
     from submit import SubmitModelWithMemory
     from submit.config import Config
+    from submit.memory.budget import BudgetSettings
     from submit.memory.answer import NO_INFO
     llm = faulty_llm(args.hang_at, args.hang, args.case == "hang_for_good", args.case != "one_hang_exclusive")
-    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", answer_ceiling_s=args.ceiling),
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash",
+                                                                budget=BudgetSettings(answer_ceiling_s=args.ceiling)),
                                   llm=llm)
     for d in range(args.dialogues):
         for i, text in enumerate([f"Я живу в городе Город{d}.", "Я работаю инженером.", "Люблю кататься на лыжах."]):

@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     p.add_argument("--time-budget", action="store_true", help="the contest's time budget on (off: full extraction)")
     args = p.parse_args(argv)
     from submit import SubmitModelWithMemory
-    from submit.config import Config
+    from submit.config import Config, replaced
     from local_eval.tasks import gigamemory
     records = []
     for name in args.questions or ["sample"]:
@@ -72,8 +72,9 @@ def main(argv=None) -> int:
         else:
             records += gigamemory.load(name, dialogues_from=str(DATA))
     llm = Capture(FIXTURES)
-    config = Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None,
-                    versions_check=not args.no_check, facts=not args.no_facts, time_budget=args.time_budget)
+    config = replaced(Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None,
+                             time_budget=args.time_budget),
+                      {"memory.versions_check": not args.no_check, "memory.facts": not args.no_facts})
     model = SubmitModelWithMemory("", config=config, llm=llm)
     for record in records:
         harness.run_record(model, record)

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 from local_eval import harness  # noqa: E402
 from local_eval.tasks import gigamemory  # noqa: E402
 from submit import SubmitModelWithMemory  # noqa: E402
-from submit.config import Config  # noqa: E402
+from submit.config import Config, replaced  # noqa: E402
 from submit.memory import facts, versions  # noqa: E402
 from submit.memory.llm_backends import VLLMBackend  # noqa: E402
 
@@ -96,7 +96,7 @@ def contest_model(compact_json: bool) -> tuple:
     """The contest class from the environment, as the contest builds it; seconds to start."""
     # The contest's time budget and answer ceiling are sized for GigaChat on an A100; on two CPU
     # cores they would skip extraction and cut the answer, which is what this run must exercise.
-    config = Config.from_env().replace(time_budget=False, answer_ceiling_s=7 * 24 * 3600.0)
+    config = replaced(Config.from_env(), {"time_budget": False, "budget.answer_ceiling_s": 7 * 24 * 3600.0})
     start = time.perf_counter()
     if compact_json:
         model = SubmitModelWithMemory(config.llm.partition(":")[2], config=config)

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
-from submit.config import Config
+from submit.config import Config, replaced
 from submit.memory import embed
 
 from . import llms
@@ -69,12 +69,13 @@ def build_model(args):
     from .llms import make_llm
     kind, _, arg = args.llm.partition(":")
     with startup_errors(args):  # a number out of Config's range is the user's too
-        config = Config(llm=args.llm, embedder=args.embedder, context_chars=args.context_chars,
-                        embed_cache_dir=args.cache_dir or None, answer_ceiling_s=args.answer_ceiling,
-                        expected_dialogues=args.expected_dialogues or Config.expected_dialogues,
-                        time_budget=args.time_budget, extract_max_tokens=args.extract_max_tokens,
-                        shorten=args.shorten, versions_check=args.versions_check, abstain=args.abstain,
-                        facts=args.facts, embedder_fallback=False)
+        config = replaced(Config(llm=args.llm, embedder=args.embedder, embed_cache_dir=args.cache_dir or None,
+                                 time_budget=args.time_budget, embedder_fallback=False),
+                          {"memory.context_chars": args.context_chars, "budget.answer_ceiling_s": args.answer_ceiling,
+                           "budget.expected_dialogues": args.expected_dialogues or Config().budget.expected_dialogues,
+                           "memory.extract_max_tokens": args.extract_max_tokens, "memory.shorten": args.shorten,
+                           "memory.versions_check": args.versions_check, "memory.abstain": args.abstain,
+                           "memory.facts": args.facts})
         llm = make_llm(args.llm)
         return SubmitModelWithMemory(model_path=arg if kind in ("vllm", "hf") else "", config=config, llm=llm)
 

@@ -108,15 +108,12 @@ def score(record, memory, origins, budget: int = 8000) -> Scored:
     """The six metrics of one record against its built memory, ranked with `memory.settings`,
     and where each evidence unit ranked (in context or not at `budget` characters)."""
     from submit.memory.answer import detect_lang
-    from submit.memory.context import pack
     from submit.memory.retrieve import rank_sessions
 
     memory.store.question_date = record.question_date
     hits = memory.rank(record.question)
     lang = detect_lang(record.question)
-    turns = [memory.store.turns[h.turn_idx] for h in hits]
-    held = {b: pack(memory.store, turns, b, lang, memory.settings.max_turn_chars, memory.peer).turn_ids
-            for b in {*BUDGETS, budget}}
+    held = {b: memory.packed(hits, lang, b).turn_ids for b in {*BUDGETS, budget}}
     units = harness.evidence_positions(record, origins)
     sessions = rank_sessions(hits, memory.store)
     scores = {f"session_recall_all@{k}": session_recall_all(record.evidence_sessions, sessions, k)
@@ -192,11 +189,10 @@ def evaluate(records, embedder, settings, progress: bool = True, facts_of=None) 
 
 def run(records, args, embedder=None) -> tuple[dict, list]:
     """`run.py --mode retrieval`: the summary ("overall", "by_type") and the Measured rows."""
-    from submit.memory.dialogue import Settings
-    from submit.memory.retrieve import RetrieveSettings
+    from submit.config import Config, replaced
     embedder = embedder or build_embedder(args.embedder, args.cache_dir)
     method = getattr(args, "retrieval", "hybrid")
-    settings = Settings(context_chars=args.context_chars, retrieve=RetrieveSettings(method=method))
+    settings = replaced(Config().memory, {"context_chars": args.context_chars, "retrieve.method": method})
     measured = evaluate(records, embedder, settings)
     overall, by_type = aggregate(measured)
     summary = {"mode": "retrieval", "dataset": args.dataset, "data": args.data,

@@ -139,7 +139,7 @@ def model_options(p: Parser) -> None:
     p.add_argument("--versions-check", choices=("on", "off"), default="on",
                    help="ask of each version link whether the later fact really replaces the earlier "
                         "(docs/evaluating.md) [default: on, as in the contest]")
-    p.add_argument("--abstain", choices=ABSTAIN_MODES, default=Config.abstain,
+    p.add_argument("--abstain", choices=ABSTAIN_MODES, default=Config().memory.abstain,
                    help="the abstention check: one yes/no call on the answer prompt's material, before the "
                         "answer or of its draft; a clear no declines [default: %(default)s, as in the contest]")
     p.add_argument("--facts", choices=("on", "off"), default="on",
@@ -153,14 +153,15 @@ def model_options(p: Parser) -> None:
 def budget_options(p: Parser) -> None:
     """Characters, tokens, seconds: the budgets of one answer and of the whole run."""
     own = [f"{b.context_chars} on {b.name}" for b in benchmarks.BENCHMARKS.values()
-           if b.context_chars != Config.context_chars]
+           if b.context_chars != Config().memory.context_chars]
     p.add_argument("--context-chars", type=positive(int), default=None,
                    help=f"character budget of the packed evidence [default: {', '.join(own)}, chosen from "
-                        f"measured answer accuracy; {Config.context_chars}, the contest's, elsewhere]")
+                        f"measured answer accuracy; {Config().memory.context_chars}, the contest's, elsewhere]")
     p.add_argument("--answer-ceiling", type=positive(float), default=None,
-                   help=f"hard ceiling on one answer, seconds [default: {Config.answer_ceiling_s:.0f}, the contest's; "
+                   help=f"hard ceiling on one answer, seconds [default: {Config().budget.answer_ceiling_s:.0f}, "
+                        "the contest's; "
                         f"{CPU_ANSWER_CEILING:.0f} with a llama: reader, which works for minutes on a CPU]")
-    p.add_argument("--extract-max-tokens", type=positive(int), default=Config.extract_max_tokens,
+    p.add_argument("--extract-max-tokens", type=positive(int), default=Config().memory.extract_max_tokens,
                    help="output cap of each extraction call (lower it for small CPU models)")
     p.add_argument("--time-budget", action="store_true",
                    help="apply the contest's 7-hour time budget, which degrades extraction when the run "
@@ -168,7 +169,7 @@ def budget_options(p: Parser) -> None:
                         "degraded records are counted in summary.json -> degraded")
     p.add_argument("--expected-dialogues", type=positive(int),
                    help="dialogues the time budget plans for (7 h shared among them); implies --time-budget "
-                        f"[default: {Config.expected_dialogues} with --time-budget]")
+                        f"[default: {Config().budget.expected_dialogues} with --time-budget]")
     p.add_argument("--project-n", type=positive(int), default=1000, help="hidden-set size for the time projection")
 
 
@@ -256,7 +257,7 @@ def flag(name: str) -> str:
 
 def default_ceiling(llm: str) -> float:
     """The answer ceiling a reader gets unless --answer-ceiling says otherwise."""
-    return CPU_ANSWER_CEILING if uses_local_model(llm) else Config.answer_ceiling_s
+    return CPU_ANSWER_CEILING if uses_local_model(llm) else Config().budget.answer_ceiling_s
 
 
 def resolve(args, benchmark: benchmarks.Benchmark) -> argparse.Namespace:

@@ -11,7 +11,6 @@ the safe reply comes back and the abandoned work stops before its next call), se
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections import Counter
@@ -24,8 +23,8 @@ from submit_interface import ModelWithMemory
 from . import guard
 from .config import Config, embedder_chain, resolve_llm
 from .memory.answer import NO_INFO, detect_lang
-from .memory.budget import FULL, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget
-from .memory.dialogue import Answer, DialogueMemory, Settings
+from .memory.budget import FULL, STRICT, TOP_TURNS, Plan, TimeBudget
+from .memory.dialogue import Answer, DialogueMemory
 from .memory.embed import CachedEmbedder, Embedder, first_working
 from .memory.facts import STRICT_MIN_CHARS
 from .memory.llm import LLM, StopRun
@@ -34,19 +33,6 @@ from .memory.turns import clean_text
 
 log = logging.getLogger("gigamemory")
 BUSY_GRACE_S = 5.0  # how long a call waits for an exclusive backend held by abandoned work
-
-
-def memory_settings(config: Config) -> Settings:
-    """The dialogue memory's settings from the config: the one place they are copied."""
-    return Settings(context_chars=config.context_chars, max_turn_chars=config.max_turn_chars,
-                    answer_max_tokens=config.answer_max_tokens, extract_max_tokens=config.extract_max_tokens,
-                    shorten=config.shorten, versions_check=config.versions_check, abstain=config.abstain,
-                    extract=config.facts)
-
-
-def budget_settings(config: Config) -> BudgetSettings:
-    return BudgetSettings(total_seconds=config.budget_hours * 3600, expected_dialogues=config.expected_dialogues,
-                          answer_ceiling_seconds=config.answer_ceiling_s)
 
 
 @dataclass
@@ -85,9 +71,8 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.embedder = embedder or self._build_embedder()
         if self.config.embed_cache_dir:
             self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
-        self.settings = memory_settings(self.config)
-        self.budget = TimeBudget(budget_settings(self.config), prior_rate=self.llm.prior_seconds_per_prompt)
-        grace = min(BUSY_GRACE_S, 0.1 * self.config.answer_ceiling_s)
+        self.budget = TimeBudget(self.config.budget, prior_rate=self.llm.prior_seconds_per_prompt)
+        grace = min(BUSY_GRACE_S, 0.1 * self.config.budget.answer_ceiling_s)
         self._llm = guard.GuardedLLM(self.llm, guard.Gate(not self.llm.concurrent_calls, grace))
         self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace))
         self.breaker = guard.Breaker()
@@ -115,7 +100,7 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _memory(self, key: str) -> DialogueMemory:
         if key not in self.memories:
-            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.settings)
+            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory)
             self._busy[key] = threading.Lock()
         return self.memories[key]
 
@@ -158,7 +143,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         return outcome.answer.text
 
     def _abandoned(self, key: str, use_llm: bool) -> Outcome:
-        log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.answer_ceiling_s)
+        log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.budget.answer_ceiling_s)
         return Outcome(reasons=["ceiling"], llm_failed=use_llm)
 
     def _plan(self, memory: DialogueMemory, key: str) -> Plan:
@@ -193,7 +178,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         start = job.ticket.clock()
         finished = False
         try:
-            if job.busy.acquire(timeout=self.config.answer_ceiling_s):  # an earlier answer's work may linger
+            if job.busy.acquire(timeout=self.config.budget.answer_ceiling_s):  # an earlier answer's work may linger
                 try:
                     self._fill(job)
                     finished = job.ticket.calls_done > 0 and not job.outcome.llm_failed
@@ -220,21 +205,19 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _fill(self, job: Job) -> None:
         memory, outcome = job.memory, job.outcome
-        memory.settings = self.settings if job.plan.level != TOP_TURNS else \
-            dataclasses.replace(self.settings, top_turns_when_late=job.plan.prompts)
         if job.use_llm:
-            outcome.answer = self._ladder(memory, job.question, job.plan.level, outcome)
+            outcome.answer = self._ladder(memory, job.question, job.plan, outcome)
         else:
             outcome.reasons.append("breaker_open")
         if outcome.answer is None:
             outcome.llm_failed = job.use_llm
             outcome.answer = self._from_memory(memory, job.question, outcome)
 
-    def _ladder(self, memory: DialogueMemory, question: str, level: int, outcome: Outcome) -> Optional[Answer]:
+    def _ladder(self, memory: DialogueMemory, question: str, plan: Plan, outcome: Outcome) -> Optional[Answer]:
         """Full answer -> raw evidence only -> None (answered from memory); each rung counted."""
         for use_facts, rung in ((True, None), (False, "raw_evidence")):
             try:
-                result = memory.answer(question, use_facts=use_facts, level=level)
+                result = memory.answer(question, use_facts=use_facts, plan=plan)
             except (StopRun, guard.Cancelled):  # a replay miss must stop the eval; abandoned work just stops
                 raise
             except guard.EngineBusy:  # the engine is held by abandoned work: do not queue behind it

@@ -9,6 +9,7 @@ import threading
 
 from submit import SubmitModelWithMemory
 from submit.config import Config
+from submit.memory.budget import BudgetSettings
 from submit.memory.llm import ScriptedLLM
 from models import Message
 
@@ -36,7 +37,7 @@ def join_workers():
 
 def test_abandoned_work_makes_no_further_llm_call_and_counts_nothing():
     release = threading.Event()
-    model, llm = make_model([hung_until(release)], answer_ceiling_s=0.3)
+    model, llm = make_model([hung_until(release)], budget=BudgetSettings(answer_ceiling_s=0.3))
     write(model, "d")
     assert model.answer_to_question("d", "Где я живу?") == NO_INFO
     release.set()  # the extraction call returns after the ceiling ...
@@ -50,7 +51,7 @@ def test_an_exclusive_engine_held_by_abandoned_work_is_not_entered_again():
     release = threading.Event()
     llm = ScriptedLLM([hung_until(release)])
     llm.concurrent_calls = False  # like vLLM: one generate at a time
-    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", answer_ceiling_s=0.5), llm=llm)
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", budget=BudgetSettings(answer_ceiling_s=0.5)), llm=llm)
     for d in "def":
         write(model, d)
     assert model.answer_to_question("d", "Где я живу?") == NO_INFO
@@ -65,7 +66,7 @@ def test_an_exclusive_engine_held_by_abandoned_work_is_not_entered_again():
 
 def test_the_breaker_opens_after_three_ceilings_answers_from_memory_and_a_probe_closes_it():
     release = threading.Event()
-    model, llm = make_model([hung_until(release)] * 3, answer_ceiling_s=0.2)
+    model, llm = make_model([hung_until(release)] * 3, budget=BudgetSettings(answer_ceiling_s=0.2))
     answers = []
     for d in range(13):
         write(model, str(d))
@@ -84,7 +85,7 @@ def test_the_breaker_opens_after_three_ceilings_answers_from_memory_and_a_probe_
 
 def test_a_question_about_something_never_said_gets_the_safe_reply_from_memory():
     release = threading.Event()
-    model, llm = make_model([hung_until(release)] * 3, answer_ceiling_s=0.2)
+    model, llm = make_model([hung_until(release)] * 3, budget=BudgetSettings(answer_ceiling_s=0.2))
     for d in range(4):
         write(model, str(d))
         answer = model.answer_to_question(str(d), "Сколько мне лет?")
