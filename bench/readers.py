@@ -80,7 +80,7 @@ def answer_for(row: dict, mode: str) -> str:
 
 
 def answer(args) -> int:
-    from local_eval.llms import make_llm
+    from local_eval.specs import make_llm
     from tqdm import tqdm
     prompts = [r for path in args.prompts for r in read(path)]
     done = {r["id"] for r in read(args.out)}  # a missing file reads as no rows

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from local_eval import benchmarks, harness  # noqa: E402
-from local_eval.llms import make_llm  # noqa: E402
+from local_eval.specs import make_llm  # noqa: E402
 from submit import SubmitModelWithMemory  # noqa: E402
 from submit.config import Config  # noqa: E402
 from submit.memory.budget import BudgetSettings  # noqa: E402

@@ -19,17 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from . import specs
 from .errors import UsageError
+from .options import SETTINGS  # the options that shape the rows of each mode
 
 MANIFEST = "run.json"
-# The options that shape the rows of each mode (argparse dest names; --retrieval -> retrieval).
-SETTINGS = {
-    "answer": ("llm", "embedder", "judge", "context_chars", "extract_max_tokens", "answer_ceiling",
-               "expected_dialogues", "time_budget", "no_dates", "shorten", "versions_check", "abstain", "facts"),
-    "retrieval": ("embedder", "context_chars", "retrieval"),
-}
-# Backends that answer only from a reply store: the same store gives the same rows.
-STORE_KINDS = ("collect", "replay")
 
 
 @dataclass(frozen=True)
@@ -58,23 +52,15 @@ def _show(name: str, value, manifest: Manifest) -> str:
     return f"{manifest.data} (sha256 {value[:12]})" if name == "data" else json.dumps(value)
 
 
-def spec_identity(spec: Optional[str]) -> Optional[str]:
-    """`collect:DIR` and `replay:DIR` answer from the same store: both are `store:DIR`."""
-    if spec is None:
-        return None
-    kind, colon, arg = spec.partition(":")
-    return f"store:{arg}" if colon and kind in STORE_KINDS else spec
-
-
-def of_run(args, data: Path) -> Manifest:
+def of_run(options, data: Path) -> Manifest:
     """The manifest of this invocation: the data file's content and the options of its mode."""
-    values = {name: getattr(args, name) for name in SETTINGS[args.mode]}
+    values = {name: getattr(options, name) for name in SETTINGS[options.mode]}
     for name in ("llm", "judge"):
         if name in values:
-            values[name] = spec_identity(values[name])
-    refined = getattr(args, "refined", None)  # LoCoMo-Refined's questions: another question set
+            values[name] = specs.identity(values[name])
+    refined = options.refined  # LoCoMo-Refined's questions: another question set
     values["refined_sha256"] = sha256(Path(refined)) if refined and Path(refined).is_file() else None
-    return Manifest(dataset=args.dataset, data=str(data), data_sha256=sha256(data), mode=args.mode,
+    return Manifest(dataset=options.dataset, data=str(data), data_sha256=sha256(data), mode=options.mode,
                     settings=values, code=(code_version(),))
 
 

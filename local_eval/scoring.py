@@ -22,20 +22,20 @@ FAILED = ("write_error", "raw_evidence", "ceiling", "no_information", "memory_an
           "engine_busy", "answer_error")
 
 
-def run_one(record, model, judge_llm, args) -> dict:
+def run_one(record, model, judge_llm, options) -> dict:
     """One record through the harness, scored; `complete` is False when its answer did not come
     from the LLM (a failure, or a batch-mode placeholder), and `incomplete` says why."""
     for llm in (model.llm, judge_llm):
         llm_store.next_record(llm)
     before, asked = Counter(model.fallbacks), llm_store.placeholders(model.llm)
     cache = _cache_counts(model.embedder)
-    result = harness.run_record(model, record, use_dates=not args.no_dates)
+    result = harness.run_record(model, record, use_dates=not options.no_dates)
     delta = dict(Counter(model.fallbacks) - before)
     why = [k for k in FAILED if k in delta]
     if llm_store.placeholders(model.llm) > asked:
         why.append("pending_reply")
     judged = llm_store.placeholders(judge_llm)
-    benchmark = benchmarks.get(args.dataset)
+    benchmark = benchmarks.get(options.dataset)
     row = score(record, result, delta, None if why else judge_llm, benchmark)  # a failed answer is not judged
     if llm_store.placeholders(judge_llm) > judged:
         why.append("pending_judge_reply")

@@ -9,7 +9,7 @@ from local_eval import benchmarks, harness
 from submit import SubmitModelWithMemory
 from submit.config import Config
 from submit.memory import facts as F
-from local_eval.llms import make_llm
+from local_eval.specs import make_llm
 from local_eval.llms.fixture import ANSWER, FixtureLLM, normalize
 
 from conftest import ROOT

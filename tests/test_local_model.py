@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from local_eval import benchmarks, harness
-from local_eval.llms import make_llm, pins
+from local_eval.llms import pins
+from local_eval.specs import make_llm
 from local_eval.llms import llama as L
 from submit import prompts
 from submit.memory.dialogue import DialogueMemory, Settings
@@ -36,12 +37,15 @@ needs_model = pytest.mark.skipif(SMALL is None or importlib.util.find_spec("xlla
 def test_spec_options_and_their_mistakes(tmp_path):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
-    assert L.parse_spec(f"{model},ctx=4096,threads=1") == (model, L.Options(ctx=4096, threads=1))
-    assert L.parse_spec(str(model))[1] == L.Options(ctx=16384, threads=0, prefix=1, memo=1)
-    for spec, says in [("", "spec must look like"), (f"{tmp_path}/none.gguf", "no GGUF file at"),
-                       (f"{model},ctx=big", "is not one of"), (f"{model},temp=1", "is not one of")]:
+    from local_eval import specs
+    spec = specs.parse(f"llama:{model},ctx=4096,threads=1")
+    assert (L.model_path(spec.arg), L.Options.of(dict(spec.options))) == (model, L.Options(ctx=4096, threads=1))
+    assert L.Options.of({}) == L.Options(ctx=16384, threads=0, prefix=1, memo=1)
+    for text, says in [("llama:", "spec must look like"), (f"llama:{tmp_path}/none.gguf", "no GGUF file at"),
+                       (f"llama:{model},ctx=big", "is not one of"), (f"llama:{model},temp=1", "is not one of"),
+                       (f"llama:{model},ctx", "is not key=value")]:
         with pytest.raises(BackendUnavailable, match=says):
-            L.parse_spec(spec)
+            specs.make_llm(text)
 
 
 def test_a_pinned_name_resolves_in_the_models_folder_and_says_how_to_fetch_it():
@@ -49,7 +53,7 @@ def test_a_pinned_name_resolves_in_the_models_folder_and_says_how_to_fetch_it():
     assert path == pins.MODELS_DIR / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
     if not path.is_file():
         with pytest.raises(BackendUnavailable, match="fetch it with tools/fetch_model.py qwen2.5-coder-0.5b"):
-            L.parse_spec(pins.SMALL)
+            L.model_path(pins.SMALL)
 
 
 def test_requests_are_greedy_seeded_and_schema_prompts_carry_a_one_line_grammar():

@@ -22,14 +22,14 @@ def test_help_documents_every_option():
 
 
 def test_help_lists_every_kind_and_type_and_says_each_default_once(monkeypatch):
-    from local_eval import benchmarks, llms, run as run_py
+    from local_eval import benchmarks, options, specs
     monkeypatch.setenv("COLUMNS", "2000")  # one line per option: no word cut at a hyphen
-    monkeypatch.setitem(llms.BACKENDS, "newkind", lambda arg: None)  # registered later: listed too
-    text = run_py.parser().format_help()
+    monkeypatch.setitem(specs.LLM_KINDS, "newkind", specs.Kind("newkind:ARG", lambda spec: None))  # listed too
+    text = options.parser().format_help()
     line = {o: text.split(f"\n  {o} ")[1].split("\n  --")[0] for o in ("--llm", "--context-chars")}
-    for kind in llms.BACKENDS:
-        assert f" {kind}" in line["--llm"], kind
-    assert "newkind:ARG" in line["--llm"] and "fixture:FILE" in line["--llm"] and "gguf:" not in text
+    for row in specs.LLM_KINDS.values():
+        assert row.usage in line["--llm"], row.usage
+    assert "newkind:ARG" in line["--llm"] and "gguf:" not in text
     assert line["--context-chars"].count("default") == 1 and "(default: None)" not in text
     assert all(t in text for b in benchmarks.BENCHMARKS.values() for t in b.types)
     assert "130 interrupted" in text

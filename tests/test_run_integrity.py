@@ -376,7 +376,9 @@ CASES = {
     "scripted judge": (["--judge", "scripted"], "--judge scripted: the scripted LLM gives the same reply to every "
                                                 "prompt, it cannot judge"),
     "cached scripted judge": (["--judge", "cache:{tmp}/s+scripted"], "it cannot judge"),
-    "unknown cached llm": (["--llm", "cache:{tmp}/s+gguf:x"], "--llm gguf:x: unknown LLM backend 'gguf'"),
+    "unknown cached llm": (["--llm", "cache:{tmp}/s+gguf:x"], "--llm cache:{tmp}/s+gguf:x: unknown LLM backend 'gguf'"),
+    "unknown split llm": (["--llm", "split:scripted;gguf:x"], "--llm split:scripted;gguf:x: unknown LLM backend 'gguf'"),
+    "split of one": (["--llm", "split:scripted"], "--llm split:scripted: split: spec must look like"),
     "llm in retrieval mode": (["--mode", "retrieval", "--llm", "hf:x"], "--llm does nothing in --mode retrieval; "
                                                                          "leave it out"),
     "judge in retrieval mode": (["--mode", "retrieval", "--judge", "hf:x"], "--judge does nothing in --mode retrieval"),
@@ -492,5 +494,7 @@ def test_a_long_extraction_by_the_local_model_is_announced_with_its_way_out():
     assert llama.extraction_note([record("a", 10)]) == ""  # a minute and a half: nothing to say
     note = llama.extraction_note([record("a", 400), record("a", 400), record("b", 400)])  # "a" is extracted once
     assert "800 user turns of 2 dialogue(s)" in note and "2.0 h" in note and "--facts off" in note
-    assert llama.extracts_locally("cache:d+llama:m") and llama.extracts_locally("split:llama:m;scripted")
-    assert not llama.extracts_locally("split:replay:d;llama:m")  # the extraction is replayed
+    from local_eval import specs
+    extracts = lambda text: specs.uses_local_model(specs.structured(specs.parse(text)))  # noqa: E731
+    assert extracts("cache:d+llama:m") and extracts("split:llama:m;scripted")
+    assert not extracts("split:replay:d;llama:m")  # the extraction is replayed

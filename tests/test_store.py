@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 from submit.memory.answer import NO_INFO
-from local_eval.llms import make_llm
+from local_eval.specs import make_llm
 from submit.memory.llm import BackendUnavailable, ScriptedLLM, StopRun
 from local_eval.llms.store import CollectLLM, Store, answer_pending, line_prints, prompt_key, settings_of
 
@@ -153,7 +153,7 @@ def test_stand_in_export_and_import_round_trip(tmp_path):
     import subprocess
     import sys
     from conftest import ROOT
-    from local_eval.llms import make_llm
+    from local_eval.specs import make_llm
     from local_eval.llms.store import Store
     chats = [[{"role": "user", "content": f"Q{i}"}] for i in range(3)]
     make_llm(f"collect:{tmp_path}").generate(chats, max_tokens=5)

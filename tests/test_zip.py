@@ -154,7 +154,7 @@ def test_make_zip_refuses_evaluation_code_in_the_contest_package(tmp_path, capsy
     source = tmp_path / "submit"
     shutil.copytree(ROOT / "submit", source, ignore=shutil.ignore_patterns("wheels", "weights", "__pycache__"))
     (source / "memory/llm_store.py").write_text('"""A reply store that strayed back."""\n')
-    (source / "memory/timeref/helpers.py").write_text("from local_eval.llms import make_llm\n")
+    (source / "memory/timeref/helpers.py").write_text("from local_eval.specs import make_llm\n")
     assert make_zip.evaluation_modules(source) == ["memory/llm_store.py", "memory/timeref/helpers.py"]
     make_zip.SUBMIT, saved = source, make_zip.SUBMIT
     try:

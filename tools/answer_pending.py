@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from local_eval.llms import make_llm  # noqa: E402
+from local_eval.specs import make_llm  # noqa: E402
 from local_eval.llms.store import answer_pending  # noqa: E402
 from submit.memory.llm import BackendUnavailable  # noqa: E402
 

@@ -9,7 +9,7 @@ Both sides keep their own stores and counts; the ledger sees one backend.
 """
 from __future__ import annotations
 
-from submit.memory.llm import LLM, BackendUnavailable
+from submit.memory.llm import LLM
 
 
 class SplitLLM(LLM):
@@ -31,11 +31,3 @@ class SplitLLM(LLM):
         self.structured.close()
         self.text.close()
 
-
-def parse(arg: str) -> tuple[str, str]:
-    """`parse("fixture:a.jsonl;llama:m.gguf") == ("fixture:a.jsonl", "llama:m.gguf")`"""
-    structured, semicolon, text = arg.partition(";")
-    if not semicolon or not structured.strip() or not text.strip():
-        raise BackendUnavailable("split: spec must look like 'split:SCHEMA_SPEC;TEXT_SPEC' "
-                                 "(quote it in the shell: the ';' ends a command there)")
-    return structured.strip(), text.strip()

@@ -264,14 +264,15 @@ class DialogueMemory:
         with self.stage("embed"):
             self.index.embed_pending()
 
-    def rank(self, question: str, favoured: frozenset = frozenset()) -> list[Hit]:
+    def rank(self, question: str, favoured: frozenset = frozenset(), explain: bool = False) -> list[Hit]:
         """Every indexed turn, best first, for this question; `favoured` turns (those of the
-        facts the answer shows) get a bonus."""
+        facts the answer shows) get a bonus; `explain` keeps each stage's share of each hit."""
         self.index_pending()
         with self.stage("embed"):
             query = self._query_vector(question)
         with self.stage("retrieve"):
-            return search(self.index, self.store, question, query, self.settings.retrieve, self.profile, favoured)
+            return search(self.index, self.store, question, query, self.settings.retrieve, self.profile, favoured,
+                          explain)
 
     def _query_vector(self, question: str):
         """The question's embedding, computed once per question (rank and fact_lines share it)."""
