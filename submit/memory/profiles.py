@@ -13,7 +13,8 @@ A `Profile` holds what differs: whose turns extraction reads and what each messa
 with (`facts.CONTEXTS`), whether keys, lines and prompts use the speakers' names, the prompts'
 names, how the dense query is formed (`retrieve.QUERIES`) and the ranking's stages with their
 weights (`retrieve.STAGES`), folded in order. Weights chosen on LongMemEval_S, LoCoMo and Russian
-dev (bench/retrieval.py, bench/locomo_cv.py; docs/log.md has each measurement). The two profiles
+dev (bench/retrieval.py, bench/locomo_cv.py; each measurement in docs/log.md, "Retrieval (no
+LLM)" and "LoCoMo: held-out conversations"). The two profiles
 live in the settings tree (`dialogue.Settings.profiles`), so a sweep can vary them. Called by
 `dialogue`, which hands the profile to `facts`, `context`, `answer`, `topics` and `retrieve`;
 none of them asks which kind it is.
@@ -36,7 +37,8 @@ class NamelessQuery:
     """The dense query of a chat between people (`retrieve.nameless_query`, `with_hit_queries`): the
     question without the speakers' names takes `nameless_weight` of it, the dialogue's mean key is
     taken away at `centroid_weight`; then each of the `hits` best keys queries on its own, at
-    `hit_weight`. Chosen leave-one-conversation-out on LoCoMo (bench/locomo_cv.py)."""
+    `hit_weight`. Chosen leave-one-conversation-out on LoCoMo (bench/locomo_cv.py; docs/log.md,
+    "LoCoMo: held-out conversations")."""
     name: ClassVar[str] = "nameless"
     nameless_weight: float = 1.0
     centroid_weight: float = 0.3
@@ -49,7 +51,7 @@ class FeedbackQuery:
     """Pseudo-relevance feedback in a user–assistant chat (`retrieve.expand_query`): the dense
     query moves towards its `keys` best user keys at `weight`, and BM25 also searches the `terms`
     lemmas those turns share, at `terms_weight`. It lifts LongMemEval's multi-session questions
-    and costs LoCoMo, hence not in chats between people."""
+    and costs LoCoMo, hence not in chats between people (docs/log.md, "Retrieval (no LLM)")."""
     name: ClassVar[str] = "feedback"
     keys: int = 3
     weight: float = 0.5
