@@ -1,6 +1,6 @@
 """List questions (issue 30): does the answer prompt hold every item, in the excerpts and in the facts?
 
-    .venv/bin/python bench/lists.py --out bench/results/lists_after.json
+    .venv/bin/python bench/lists.py --out bench/results/lists.json
     .venv/bin/python bench/lists.py --sets ru,probe --out /tmp/ru.json      # the Russian sets only
 
 Russian sets (`ru`: the contest sample's and `ru_dev_questions.jsonl`'s questions; `probe`:
