@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 from local_eval import benchmarks, harness  # noqa: E402
 from local_eval.llms.fixture import FixtureLLM  # noqa: E402
+from submit.memory.llm import ANSWER  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
 FIXTURES = ",".join(str(path) for path in (DATA / "extraction_fixture.jsonl",
@@ -38,16 +39,16 @@ FIXTURES = ",".join(str(path) for path in (DATA / "extraction_fixture.jsonl",
 
 
 class Capture(FixtureLLM):
-    """The fixtures, keeping every prompt that has no schema (the answer prompts)."""
+    """The fixtures, keeping every answer prompt."""
 
     def __init__(self, path: str):
         super().__init__(path)
         self.answer_prompts = []
 
-    def _one(self, chat, schema):
-        if not schema:
+    def _one(self, chat, schema, purpose):
+        if purpose == ANSWER:
             self.answer_prompts.append(chat)
-        return super()._one(chat, schema)
+        return super()._one(chat, schema, purpose)
 
 
 def main(argv=None) -> int:

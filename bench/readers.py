@@ -60,7 +60,7 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
             continue
         ask = answer_step.abstain_ask(lang, mode, text, peer(row["messages"]))
         reply = llm.generate([with_ask(row["messages"], ask)], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
-                             schema=answer_step.ABSTAIN_SCHEMA)[0]
+                             schema=answer_step.ABSTAIN_SCHEMA, purpose="abstain")[0]
         found[mode] = answer_step.material_holds(reply.text)
     return {"id": row["id"], "question": row["question"], "gold": row["gold"], "question_type": row["question_type"],
             "answer": text, **{f"found_{mode}": v for mode, v in found.items()}, "prompt_tokens": draft.prompt_tokens,

@@ -94,3 +94,22 @@ def test_the_mode_is_checked_at_construction():
         Settings(abstain="sometimes")
     assert Config.from_env({"GIGAMEMORY_ABSTAIN": "after"}).memory.abstain == "after"
     assert prompts.text("answer", "ru", "ask") == "Ответ одним предложением:"
+
+
+def test_the_check_is_the_answers_call_not_extraction_in_the_time_budget():
+    import time
+
+    from submit import guard
+    from submit.memory.facts import FACTS_SCHEMA
+    from submit.memory.llm import ScriptedLLM
+    chat = [{"role": "user", "content": "Где я живу?"}]
+    ticket, llm = guard.Ticket(time.monotonic), guard.GuardedLLM(ScriptedLLM(), guard.Gate(False, 1.0))
+    guard.bind(ticket)
+    try:
+        llm.generate([chat], max_tokens=12, schema=answer.ABSTAIN_SCHEMA, purpose="abstain")
+        assert (ticket.calls_done, ticket.extract_prompts) == (1, 0)  # a schema, but the answer's call
+        llm.generate([chat, chat], max_tokens=9, schema=FACTS_SCHEMA, purpose="extract")
+        llm.generate([chat], max_tokens=9, schema={"type": "object"}, purpose="versions_check")
+        assert (ticket.calls_done, ticket.extract_prompts) == (3, 3)  # the extraction stage: both
+    finally:
+        guard.bind(None)

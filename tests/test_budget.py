@@ -72,9 +72,9 @@ class TimedLLM(ScriptedLLM):
         super().__init__()
         self.clock, self.per_prompt = clock, per_prompt
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         self.clock.now += self.per_prompt * len(chats)
-        return super()._generate(chats, max_tokens=max_tokens, schema=schema)
+        return super()._generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
 
 
 def run_contest(per_prompt, dialogues=12, share=30.0):

@@ -149,7 +149,7 @@ class LlamaBackend(LLM):
         self.engine = engine(self.path, self.options)
         self.memo: dict = {}  # sha256 of the request -> its Generation
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         from submit import guard
         ticket, out = guard.current(), []
         for chat in chats:

@@ -25,7 +25,7 @@ from .embed import Embedder
 from .index import IndexSettings, KeyIndex
 from .lexical import tokenize
 from .limits import check_fields, count, one_of
-from .llm import LLM, Ledger
+from .llm import ABSTAIN, ANSWER, EXTRACT, LLM, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
 from .profiles import Profile, Profiles, profile_of
 from .retrieve import Hit, RetrieveSettings, search
 from . import versions
@@ -145,8 +145,8 @@ class DialogueMemory:
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
         """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""
         with self.stage("answer"):
-            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
-        self.ledger.add("answer", [generation])
+            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens, purpose=ANSWER)[0]
+        self.ledger.add(ANSWER, [generation])
         text = answer_step.clean_answer(generation.text)
         if text and self.settings.shorten:
             text = self._shorten(question, text, lang)
@@ -159,8 +159,8 @@ class DialogueMemory:
         chat = prompt(answer_step.abstain_ask(lang, mode, draft, self.profile.named))
         with self.stage("abstain"):
             generation = self.llm.generate([chat], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
-                                           schema=answer_step.ABSTAIN_SCHEMA)[0]
-        self.ledger.add("abstain", [generation])
+                                           schema=answer_step.ABSTAIN_SCHEMA, purpose=ABSTAIN)[0]
+        self.ledger.add(ABSTAIN, [generation])
         return answer_step.material_holds(generation.text) is False
 
     def recall(self, question: str) -> Optional[Answer]:
@@ -197,8 +197,8 @@ class DialogueMemory:
         if chat is None:
             return draft
         with self.stage("shorten"):
-            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
-        self.ledger.add("shorten", [generation])
+            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens, purpose=SHORTEN)[0]
+        self.ledger.add(SHORTEN, [generation])
         return answer_step.shortened(draft, question, generation.text)
 
     def _top_user_turns(self, question: str, n: int) -> set:
@@ -226,16 +226,16 @@ class DialogueMemory:
             candidates = [self._dated(c, lang) for c in candidates]
             chats = fact_step.build_prompts(candidates, lang, profile)
             generations = self.llm.generate(chats, max_tokens=self.settings.extract_max_tokens,
-                                            schema=fact_step.FACTS_SCHEMA)
-            self.ledger.add("extract", generations)
+                                            schema=fact_step.FACTS_SCHEMA, purpose=EXTRACT)
+            self.ledger.add(EXTRACT, generations)
             new = [f for c, g in zip(candidates, generations)
                    for f in fact_step.parse_facts(g.text, c, self.extraction, profile.named)]
             fresh = self.add_facts(new)
             if fresh and self.settings.versions and not strict:
-                self.ledger.add("versions", versions.decide(
+                self.ledger.add(VERSIONS, versions.decide(
                     self.llm, self.slots, fresh, lang, versions.MAX_TOKENS, self.extraction))
                 if self.settings.versions_check:
-                    self.ledger.add("versions_check", versions.check(self.llm, self.slots, lang, self.extraction))
+                    self.ledger.add(VERSIONS_CHECK, versions.check(self.llm, self.slots, lang, self.extraction))
         return new
 
     def _dated(self, candidate, lang: str):
