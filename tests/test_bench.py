@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 
 from bench import retrieval_sweep as S  # noqa: E402
 
@@ -28,7 +28,7 @@ def test_the_sweep_prints_a_row_per_combination_and_writes_json(tmp_path):
     out = tmp_path / "sweep.json"
     proc = subprocess.run([sys.executable, "bench/retrieval_sweep.py", "--dataset", "demo", "--embedder", "hash",
                            "--cache-dir", "", "--vary", "profiles.assistant.stages.session.weight=0,0.3", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
     results = json.loads(out.read_text())["results"]
     path = "profiles.assistant.stages.session.weight"
@@ -40,7 +40,7 @@ def test_the_sweep_warns_about_a_field_this_dataset_ignores():
     # the demo's chats are user–assistant chats (terse replies, no names): the peer profile is never read
     proc = subprocess.run([sys.executable, "bench/retrieval_sweep.py", "--dataset", "demo", "--embedder", "hash",
                            "--cache-dir", "", "--vary", "profiles.peer.query.hits=0,2", "--vary",
-                           "retrieve.method=dense,hybrid"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                           "retrieve.method=dense,hybrid"], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and warnings[0].split()[1] == "profiles.peer.query.hits"
@@ -112,7 +112,7 @@ def test_locomo_answers_refuses_agreement_over_different_answers(tmp_path):
 def test_versioning_lists_every_link_it_counts(tmp_path, shared_data):
     out = tmp_path / "versioning.md"
     proc = subprocess.run([sys.executable, "bench/versioning.py", "--embedder", "hash", "--cache-dir", "",
-                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr[-2000:]
     figures = json.loads(out.with_suffix(".json").read_text())
     listing = (tmp_path / "versioning_links.md").read_text()
@@ -142,7 +142,7 @@ def test_lists_bench_tables_the_probe_and_varies_settings_of_both_kinds(tmp_path
     out = tmp_path / "lists.json"
     proc = subprocess.run([sys.executable, "bench/lists.py", "--sets", "probe", "--embedder", "hash", "--cache-dir", "",
                            "--vary", f"{favoured}=0", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = json.loads(out.read_text())["results"]
     assert [r["overrides"] for r in results] == [{}, {favoured: 0.0}]

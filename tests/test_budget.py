@@ -7,7 +7,7 @@ from submit.memory.budget import (FULL, NO_EXTRACTION, STRICT, TOP_TURNS, Budget
 from submit.memory.llm import ScriptedLLM
 from models import Message
 
-from conftest import make_model
+from conftest import CEILING, HANG_GUARD, make_model
 
 
 class Clock:
@@ -125,24 +125,26 @@ def test_a_slow_llm_hits_the_ceiling_and_the_next_dialogue_does_not_wait_for_it(
     release = threading.Event()
 
     def hung(chat):
-        release.wait(30)
+        release.wait(HANG_GUARD)
         return "поздний ответ"
-    model, llm = make_model(budget=BudgetSettings(answer_ceiling_s=0.5))
+    model, llm = make_model(budget=BudgetSettings(answer_ceiling_s=CEILING))
     llm.enqueue(hung)  # the extraction call of dialogue d hangs
     for d in ("d", "e"):
         model.write_to_memory([Message("user", "Я живу в Омске", 1), Message("assistant", "Ок", 1)], d)
     start = time.monotonic()
     assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
-    assert model.fallbacks["ceiling"] == 1 and time.monotonic() - start < 1.4
+    assert model.fallbacks["ceiling"] == 1 and time.monotonic() - start < HANG_GUARD / 10  # not the hung call's time
     llm.enqueue('{"facts": []}', "Вы живёте в Омске.")
     assert model.answer_to_question("e", "Где я живу?") == "Вы живёте в Омске."
     release.set()
 
 
 def test_the_ceiling_counts_from_the_answer_not_from_the_first_write():
-    model, llm = make_model(['{"facts": []}', "Вы живёте в Томске."], budget=BudgetSettings(answer_ceiling_s=0.3))
+    model, llm = make_model(['{"facts": []}', "Вы живёте в Томске."], budget=BudgetSettings(answer_ceiling_s=CEILING))
+    clock = Clock()
+    model.budget = TimeBudget(model.budget.settings, clock)
     model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
-    time.sleep(0.4)  # longer than the ceiling passes between the writes and the question
+    clock.now += 10 * CEILING  # far longer than the ceiling passes between the writes and the question
     assert model.answer_to_question("d", "Где я живу?") == "Вы живёте в Томске."
     assert model.fallbacks["ceiling"] == 0
 

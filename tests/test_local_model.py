@@ -27,6 +27,7 @@ from submit.memory.embed import HashEmbedder
 from submit.memory.facts import FACTS_SCHEMA
 from submit.memory.llm import BackendUnavailable
 from tools import fetch_model
+from conftest import HANG_GUARD
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = pins.installed(pins.SMALL)
@@ -192,10 +193,10 @@ def test_answer_pending_finishes_a_collect_run_through_the_local_server(llm, tmp
     codes = []
     for _ in range(6):  # one layer a pass: extraction, the versions pass, its check, the answer
         codes.append(subprocess.run([*demo, "--llm", f"collect:{tmp_path / 'batch'}"], cwd=ROOT, env=env,
-                                    capture_output=True, text=True, timeout=600).returncode)
+                                    capture_output=True, text=True, timeout=HANG_GUARD).returncode)
         if codes[-1] == 0:
             break
-        done = subprocess.run(pending, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        done = subprocess.run(pending, cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_GUARD)
         assert done.returncode == 0 and "replies appended" in done.stdout
     assert codes[-1] == 0 and set(codes[:-1]) <= {4}
     row = json.loads((tmp_path / "run" / "results.jsonl").read_text(encoding="utf-8").splitlines()[-1])  # the last pass's
@@ -206,7 +207,7 @@ def test_answer_pending_finishes_a_collect_run_through_the_local_server(llm, tmp
 def test_a_judge_on_the_local_model_judges_and_is_labelled_small(tmp_path):
     done = subprocess.run([sys.executable, "local_eval/run.py", "--limit", "1", "--embedder", "hash", "--cache-dir", "",
                            "--llm", "scripted", "--judge", f"llama:{pins.SMALL},ctx=2048", "--out", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "TQDM_DISABLE": "1"})
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD, env={**os.environ, "TQDM_DISABLE": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     row = json.loads((tmp_path / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])

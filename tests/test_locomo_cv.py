@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 
 from bench import locomo_cv as CV
 
@@ -61,7 +61,7 @@ def test_the_script_writes_one_fold_per_conversation(tmp_path):
     out = tmp_path / "cv"
     proc = subprocess.run([sys.executable, "bench/locomo_cv.py", "--data", str(data), "--embedder", "hash",
                            "--cache-dir", "", "--vary", f"{SPEAKER}=0.04,0.12", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.with_suffix(".json").read_text())
     # one short session each: every setting holds all evidence, so the tie goes to the first point
@@ -75,6 +75,6 @@ def test_the_script_writes_one_fold_per_conversation(tmp_path):
 
 def test_a_missing_data_file_is_one_line_and_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "bench/locomo_cv.py", "--data", str(tmp_path / "none.json")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
     assert proc.stderr.startswith("locomo_cv: error: --data")

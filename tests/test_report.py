@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 from local_eval import report, results, retrieval_eval as R
 from local_eval.retrieval_eval import EvidenceRank, Measured
 
@@ -19,7 +19,7 @@ def run(*args):
     """run.py on the scripted LLM (the default is the local model when it is installed)."""
     llm = () if "retrieval" in args else ("--llm", "scripted")
     return subprocess.run([sys.executable, "local_eval/run.py", "--embedder", "hash", *llm, *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 @pytest.fixture(scope="module")

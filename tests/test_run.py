@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 
 
 def run(*args, cwd=ROOT):
@@ -12,7 +12,7 @@ def run(*args, cwd=ROOT):
     when it is installed)."""
     llm = () if {"--llm", "--help", "retrieval"} & set(args) else ("--llm", "scripted")
     return subprocess.run([sys.executable, "local_eval/run.py", *args, *llm], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 def test_help_documents_every_option():

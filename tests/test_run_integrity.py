@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 import pytest
 
-from conftest import ROOT, make_model, send_json
+from conftest import HANG_GUARD, ROOT, make_model, send_json
 
 FAST = ("--embedder", "hash", "--cache-dir", "")
 DEMO = ROOT / "local_eval" / "data" / "demo"
@@ -27,7 +27,7 @@ def run(*args, cwd=ROOT):
     env = {**os.environ, "TQDM_DISABLE": "1"}  # stderr holds only what run.py itself says
     llm = () if {"--llm", "--merge", "retrieval"} & set(args) else ("--llm", "scripted")
     return subprocess.run([sys.executable, "local_eval/run.py", *args, *llm], cwd=cwd, capture_output=True,
-                          text=True, timeout=600, env=env)
+                          text=True, timeout=HANG_GUARD, env=env)
 
 
 def demo(out, *args):
@@ -250,13 +250,13 @@ def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(tmp_path, monkeyp
     proc = subprocess.Popen([sys.executable, "local_eval/run.py", *argv], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"})
     try:
-        deadline = time.time() + 300
+        deadline = time.time() + HANG_GUARD
         while not (tmp_path / "results.jsonl").is_file() and time.time() < deadline:
             time.sleep(0.2)
         Hanging.hang.set()
         time.sleep(2)  # the next record is waiting on the server now
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         proc.kill()
         server.shutdown()

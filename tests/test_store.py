@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 from submit.memory.answer import NO_INFO
 from local_eval.specs import make_llm
 from submit.memory.llm import BackendUnavailable, ScriptedLLM, StopRun
@@ -125,12 +125,12 @@ def test_answer_pending_replies_to_waiting_prompts_with_their_settings(tmp_path)
 def test_answer_pending_tool_runs_any_backend_spec(tmp_path):
     make_llm(f"collect:{tmp_path}").generate([CHAT], max_tokens=5)
     proc = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path), "--llm", "scripted"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"1 replies appended to {tmp_path / 'replies.jsonl'}"
     assert Store(str(tmp_path)).replies == {key(CHAT): SCRIPTED_REPLY}
     bad = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path / "nope"), "--llm", "scripted"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+                         cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
@@ -142,7 +142,7 @@ def test_answer_pending_on_a_server_that_is_down_is_one_line(tmp_path):
     make_llm(f"collect:{tmp_path}").generate([CHAT], max_tokens=5)
     spec = f"openai:http://127.0.0.1:{port}/v1#x"
     proc = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path), "--llm", spec],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 3 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith(f"answer_pending.py: stopped: --llm {spec} failed (URLError: ")
     assert proc.stderr.rstrip().endswith("run the same command again to go on")
