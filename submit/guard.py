@@ -133,6 +133,10 @@ class GuardedEmbedder(Embedder):
     def __init__(self, inner: Embedder, gate: Gate):
         self.inner, self.gate, self.name, self.dim = inner, gate, inner.name, inner.dim
 
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
     def _embed(self, texts, is_query):
         ticket = current()
         if ticket is not None:

