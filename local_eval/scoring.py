@@ -13,13 +13,10 @@ from __future__ import annotations
 import os
 from collections import Counter
 
+from submit.fallbacks import FAILED  # the submission's own list: an answer that did not come from the LLM
+
 from . import benchmarks, harness, judges, metrics, retrieval_eval
 from .llms import store as llm_store
-
-# Fallbacks that mean the answer did not come from the LLM because something failed
-# (submit/model_inference.py); budget levels and an empty reply are the model's own doing.
-FAILED = ("write_error", "raw_evidence", "ceiling", "no_information", "memory_answer", "breaker_open",
-          "engine_busy", "answer_error")
 
 
 def run_one(record, model, judge_llm, options) -> dict:

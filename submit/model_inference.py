@@ -20,6 +20,7 @@ from typing import List, Optional
 from models import Message
 from submit_interface import ModelWithMemory
 
+from . import fallbacks as why
 from . import guard
 from .config import Config, embedder_chain, resolve_llm
 from .memory.answer import NO_INFO, detect_lang
@@ -66,7 +67,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         # vLLM must start before any CUDA use, so the LLM comes first.
         self.llm = llm or self._build_llm()
         if self.llm.fell_back:  # e.g. vLLM did not start and transformers answers instead
-            self.fallbacks["llm_fallback"] += 1
+            self.fallbacks[why.LLM_FALLBACK] += 1
             log.error("gigamemory: the LLM asked for did not start; answering with %s", self.llm.name)
         self.embedder = embedder or self._build_embedder()
         if self.config.embed_cache_dir:
@@ -94,7 +95,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         chain = embedder_chain(self.config.embedder)
         embedder, failures = first_working(chain if self.config.embedder_fallback else chain[:1])
         for failure in failures:
-            self.fallbacks["embedder_fallback"] += 1
+            self.fallbacks[why.EMBEDDER_FALLBACK] += 1
             log.error("gigamemory: embedder %s; trying the next one", failure)
         return embedder
 
@@ -108,7 +109,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         try:
             self._memory(clean_text(dialogue_id)).write(messages)
         except Exception:  # a lost pair is better than a lost run
-            self.fallbacks["write_error"] += 1
+            self.fallbacks[why.WRITE_ERROR] += 1
             log.exception("write_to_memory failed for dialogue %r", clean_text(dialogue_id)[:100])
 
     def answer_to_question(self, dialogue_id: str, question: str) -> str:
@@ -120,7 +121,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         except StopRun:
             raise
         except Exception:
-            self.fallbacks["answer_error"] += 1
+            self.fallbacks[why.ANSWER_ERROR] += 1
             log.exception("answer_to_question failed")
             return NO_INFO["ru"]
 
@@ -137,14 +138,14 @@ class SubmitModelWithMemory(ModelWithMemory):
             raise outcome.error
         self._settle(outcome, use_llm, probe, job.ticket)
         if outcome.answer is None:
-            self.fallbacks["no_information"] += 1
+            self.fallbacks[why.NO_INFORMATION] += 1
             return NO_INFO[detect_lang(question)]
         self.traces[key] = outcome.answer
         return outcome.answer.text
 
     def _abandoned(self, key: str, use_llm: bool) -> Outcome:
         log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.budget.answer_ceiling_s)
-        return Outcome(reasons=["ceiling"], llm_failed=use_llm)
+        return Outcome(reasons=[why.CEILING], llm_failed=use_llm)
 
     def _plan(self, memory: DialogueMemory, key: str) -> Plan:
         """This dialogue's extraction, from its candidate prompts and the backend's learned speed."""
@@ -156,7 +157,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             plan = Plan(FULL, len(user), float("inf"), 0.0)
         self.plans[key] = plan
         if plan.level != FULL and not plan.calibration:
-            self.fallbacks[f"budget_level_{plan.level}"] += 1
+            self.fallbacks[why.budget_level(plan.level)] += 1
         log.info("dialogue %r: extraction level %d (%d prompts), %s s/prompt learned, allowance %.1f s",
                  key[:100], plan.level, plan.prompts, self.budget.stats()["seconds_per_prompt"], plan.allowance_s)
         return plan
@@ -190,7 +191,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             job.outcome.error = error
         except Exception:
             log.exception("answer worker failed")
-            job.outcome.reasons.append("answer_error")
+            job.outcome.reasons.append(why.ANSWER_ERROR)
         finally:
             self._report(job.ticket, job.ticket.clock() - start, finished)
 
@@ -208,20 +209,20 @@ class SubmitModelWithMemory(ModelWithMemory):
         if job.use_llm:
             outcome.answer = self._ladder(memory, job.question, job.plan, outcome)
         else:
-            outcome.reasons.append("breaker_open")
+            outcome.reasons.append(why.BREAKER_OPEN)
         if outcome.answer is None:
             outcome.llm_failed = job.use_llm
             outcome.answer = self._from_memory(memory, job.question, outcome)
 
     def _ladder(self, memory: DialogueMemory, question: str, plan: Plan, outcome: Outcome) -> Optional[Answer]:
         """Full answer -> raw evidence only -> None (answered from memory); each rung counted."""
-        for use_facts, rung in ((True, None), (False, "raw_evidence")):
+        for use_facts, rung in ((True, None), (False, why.RAW_EVIDENCE)):
             try:
                 result = memory.answer(question, use_facts=use_facts, plan=plan)
             except (StopRun, guard.Cancelled):  # a replay miss must stop the eval; abandoned work just stops
                 raise
             except guard.EngineBusy:  # the engine is held by abandoned work: do not queue behind it
-                outcome.reasons.append("engine_busy")
+                outcome.reasons.append(why.ENGINE_BUSY)
                 return None
             except Exception:
                 log.exception("answer failed (facts=%s)", use_facts)
@@ -243,7 +244,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             log.exception("answering from memory failed")
             return None
         if answer is not None:
-            outcome.reasons.append("memory_answer")
+            outcome.reasons.append(why.MEMORY_ANSWER)
         return answer
 
     def clear_memory(self, dialogue_id: str) -> None:
@@ -252,7 +253,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             for table in (self.memories, self.traces, self.plans, self._busy):
                 table.pop(key, None)
         except Exception:  # never raises: a failed clear only keeps a dialogue in memory
-            self.fallbacks["clear_error"] += 1
+            self.fallbacks[why.CLEAR_ERROR] += 1
             log.exception("clear_memory failed")
 
     # Side channel for local evaluation only; the contest harness never calls these.

@@ -138,3 +138,13 @@ def test_when_vllm_cannot_start_transformers_takes_over_counted_and_budgeted_as_
     model = SubmitModelWithMemory("", config=Config(llm="vllm:/app/models/GigaChat", embedder="hash"))
     assert model.llm.name == "hf" and model.fallbacks == {"llm_fallback": 1}
     assert model.budget.rate() == 3.0  # transformers' prior: seconds per extraction prompt
+
+
+def test_evaluation_counts_as_failed_exactly_the_reasons_the_submission_names():
+    from local_eval import scoring
+    from submit import fallbacks
+    assert scoring.FAILED is fallbacks.FAILED  # one list, in the submission
+    model, _ = make_model([RuntimeError("CUDA out of memory")] * 3)
+    model.write_to_memory([Message("user", "Hi there, I'm Ann", 1)], "d")
+    model.answer_to_question("d", "What is my name?")
+    assert set(model.fallbacks) <= set(fallbacks.FAILED) and model.fallbacks[fallbacks.NO_INFORMATION] == 1

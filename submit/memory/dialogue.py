@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..fallbacks import EMPTY_ANSWER, MEMORY_ANSWER
 from . import answer as answer_step
 from . import budget
 from . import facts as fact_step
@@ -140,7 +141,7 @@ class DialogueMemory:
             declined = self._declines(prompt, lang, "after", text)
         return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
                       context=context, lang=lang, facts=tuple(lines), declined=declined,
-                      fallback=None if text or declined else "empty_answer", timings=dict(self.timings))
+                      fallback=None if text or declined else EMPTY_ANSWER, timings=dict(self.timings))
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
         """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""
@@ -174,7 +175,7 @@ class DialogueMemory:
             return None
         lang = answer_step.detect_lang(question)
         return Answer(text=text, context=self.build_context(question, lang), lang=lang,
-                      fallback="memory_answer", timings=dict(self.timings))
+                      fallback=MEMORY_ANSWER, timings=dict(self.timings))
 
     def best_sentence(self, question: str) -> Optional[tuple[int, str]]:
         """(turn index, sentence) behind `recall`, or None."""
