@@ -27,10 +27,11 @@ import json
 import sys
 from pathlib import Path
 
+from local_eval import benchmarks, harness
+from local_eval.llms.fixture import FixtureLLM
+from submit.memory.llm import ANSWER
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, harness  # noqa: E402
-from local_eval.llms.fixture import FixtureLLM  # noqa: E402
-from submit.memory.llm import ANSWER  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
 FIXTURES = ",".join(str(path) for path in (DATA / "extraction_fixture.jsonl",

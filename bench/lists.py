@@ -32,12 +32,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from local_eval import benchmarks, harness, retrieval_eval as R
+from local_eval.tasks import gigamemory
+from bench.retrieval_sweep import combinations, parse_vary
+from submit.config import replaced
+from submit.memory.dialogue import Settings
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, harness, retrieval_eval as R  # noqa: E402
-from local_eval.tasks import gigamemory  # noqa: E402
-from bench.retrieval_sweep import combinations, parse_vary  # noqa: E402
-from submit.config import replaced  # noqa: E402
-from submit.memory.dialogue import Settings  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 RU = DATA / "gigamemory"

@@ -27,11 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
+from local_eval import benchmarks, retrieval_eval as R
+from bench.retrieval_sweep import SHORT, build_all, parse_vary
+from submit.config import replaced
+from submit.memory.dialogue import Settings
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, retrieval_eval as R  # noqa: E402
-from bench.retrieval_sweep import SHORT, build_all, parse_vary  # noqa: E402
-from submit.config import replaced  # noqa: E402
-from submit.memory.dialogue import Settings  # noqa: E402
 
 # The fields that act in chats between people, a few values each: the two shares around 0.5,
 # the speaker bonus from the old 0.04 up past its in-sample plateau, the nameless query off or

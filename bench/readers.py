@@ -24,9 +24,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-from local_eval import jsonl  # noqa: E402
-from submit.memory import answer as answer_step  # noqa: E402
+from local_eval import jsonl
+from submit.memory import answer as answer_step
 
 MODES = ("off", "before", "after")
 

@@ -21,13 +21,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from local_eval import benchmarks, harness
+from local_eval.specs import make_llm
+from submit import SubmitModelWithMemory
+from submit.config import Config
+from submit.memory.budget import BudgetSettings
 
-from local_eval import benchmarks, harness  # noqa: E402
-from local_eval.specs import make_llm  # noqa: E402
-from submit import SubmitModelWithMemory  # noqa: E402
-from submit.config import Config  # noqa: E402
-from submit.memory.budget import BudgetSettings  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory" / "format_example.jsonl"
 STORE = "bench/fixtures/real_extraction"

@@ -17,8 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from local_eval import benchmarks, retrieval_eval as R, tasks
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, retrieval_eval as R, tasks  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SETS = {

@@ -22,10 +22,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from local_eval import benchmarks, retrieval_eval as R, tasks
+from submit.config import leaves, replaced
+from submit.memory.dialogue import Settings
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, retrieval_eval as R, tasks  # noqa: E402
-from submit.config import leaves, replaced  # noqa: E402
-from submit.memory.dialogue import Settings  # noqa: E402
 
 SHORT = {m: m.replace("session_recall_all@", "sess@").replace("evidence_recall@", "ev@").replace("000c", "k")
          for m in R.METRICS}

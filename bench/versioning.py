@@ -36,13 +36,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from local_eval import benchmarks, harness
+from submit.memory import facts as F
+from submit.memory import llm as purposes
+from submit.memory.llm import Generation
+from local_eval.llms.fixture import FixtureLLM, first_component, normalize
+from submit.memory.slots import order
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, harness  # noqa: E402
-from submit.memory import facts as F  # noqa: E402
-from submit.memory import llm as purposes  # noqa: E402
-from submit.memory.llm import Generation  # noqa: E402
-from local_eval.llms.fixture import FixtureLLM, first_component, normalize  # noqa: E402
-from submit.memory.slots import order  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
 FIXTURE = DATA / "extraction_fixture.jsonl"

@@ -25,14 +25,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from local_eval import harness
+from local_eval.tasks import gigamemory
+from submit import SubmitModelWithMemory
+from submit.config import Config, replaced
+from submit.memory import facts, versions
+from submit.memory.llm_backends import VLLMBackend
 
-from local_eval import harness  # noqa: E402
-from local_eval.tasks import gigamemory  # noqa: E402
-from submit import SubmitModelWithMemory  # noqa: E402
-from submit.config import Config, replaced  # noqa: E402
-from submit.memory import facts, versions  # noqa: E402
-from submit.memory.llm_backends import VLLMBackend  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory" / "format_example.jsonl"  # ../shared, as elsewhere
 PURPOSES = {json.dumps(facts.FACTS_SCHEMA): "extract", json.dumps(versions.SCHEMA): "versions",

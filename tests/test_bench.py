@@ -7,7 +7,7 @@ import pytest
 
 from conftest import HANG_GUARD, ROOT
 
-from bench import retrieval_sweep as S  # noqa: E402
+from bench import retrieval_sweep as S
 
 
 def test_vary_values_take_the_type_of_the_default_and_combine_after_the_defaults():

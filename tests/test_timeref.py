@@ -7,7 +7,7 @@ import pytest
 
 from submit.memory.timeref import Ref, When, annotate, find_relative, parse_session_date, render, resolve
 
-from bench import timeref as bench  # noqa: E402
+from bench import timeref as bench
 
 MONDAY = date(2023, 5, 8)  # LoCoMo's first session: "1:56 pm on 8 May, 2023"
 
