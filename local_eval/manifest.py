@@ -21,7 +21,7 @@ from typing import Optional
 
 from . import specs
 from .errors import UsageError
-from .options import SETTINGS  # the options that shape the rows of each mode
+from .options import ROWS, SETTINGS, TREE  # the options that shape the rows of each mode
 
 MANIFEST = "run.json"
 
@@ -117,11 +117,19 @@ def check(out: Path, new: Manifest, products: tuple) -> Optional[Manifest]:
             raise UsageError(f"{out} holds {found[0]} but no {MANIFEST} (made before manifests), so its "
                              "settings are unknown; pass --fresh to start over there, or another --out")
         return None
-    diff = old.differences(new)
+    diff = with_new_settings(old, new).differences(new)
     if diff:
         raise UsageError(f"{out} was made with other settings ({'; '.join(diff)}); pass --fresh to start "
                          "over there, or another --out")
     return old
+
+
+def with_new_settings(old: Manifest, new: Manifest) -> Manifest:
+    """`old` with every setting it predates at the settings tree's default: a knob added after a run
+    was made is what that run was made with, so the run may go on where it is left at its default."""
+    added = {name: ROWS[name].start() for name in new.settings
+             if name not in old.settings and name in ROWS and ROWS[name].default is TREE}
+    return dataclasses.replace(old, settings={**added, **old.settings}) if added else old
 
 
 def common(sources: list, out: Path) -> Manifest:

@@ -498,3 +498,14 @@ def test_a_long_extraction_by_the_local_model_is_announced_with_its_way_out():
     extracts = lambda text: specs.uses_local_model(specs.structured(specs.parse(text)))  # noqa: E731
     assert extracts("cache:d+llama:m") and extracts("split:llama:m;scripted")
     assert not extracts("split:replay:d;llama:m")  # the extraction is replayed
+
+
+def test_a_setting_added_after_a_run_was_made_counts_at_its_default(tmp_path):
+    assert demo(tmp_path, "--limit", "1").returncode == 0
+    manifest = json.loads((tmp_path / "run.json").read_text())
+    del manifest["settings"]["extract_max_tokens"]  # as a run made before the knob existed
+    (tmp_path / "run.json").write_text(json.dumps(manifest))
+    assert demo(tmp_path, "--limit", "2").returncode == 0  # left at its default: the run goes on
+    assert len(rows(tmp_path)) == 2
+    (tmp_path / "run.json").write_text(json.dumps(manifest))
+    assert "extract_max_tokens" in one_line(demo(tmp_path, "--limit", "2", "--extract-max-tokens", "64"), 2)
