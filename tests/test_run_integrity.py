@@ -85,10 +85,14 @@ def test_the_manifest_records_settings_data_hash_and_code_version(tmp_path):
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     assert manifest["dataset"] == "demo" and manifest["mode"] == "answer"
     assert manifest["data_sha256"] == hashlib.sha256((DEMO / "questions.jsonl").read_bytes()).hexdigest()
-    assert manifest["settings"] == {"llm": "scripted", "embedder": "hash", "judge": f"store:{tmp_path}/verdicts",
-                                    "context_chars": 8000, "extract_max_tokens": 256, "answer_ceiling": 150.0,
-                                    "expected_dialogues": None, "time_budget": False, "no_dates": False, "shorten": False,
-                                    "versions_check": True, "abstain": "off", "facts": True, "refined_sha256": None}
+    from local_eval.options import ROWS, SETTINGS, TREE
+    settings = manifest["settings"]
+    assert set(settings) == {*SETTINGS["answer"], "refined_sha256"}  # every option that shapes the rows
+    assert (settings["llm"], settings["embedder"], settings["judge"]) == ("scripted", "hash", f"store:{tmp_path}/verdicts")
+    assert (settings["context_chars"], settings["answer_ceiling"], settings["expected_dialogues"], settings["time_budget"],
+            settings["no_dates"], settings["shorten"], settings["refined_sha256"]) == (8000, 150.0, None, False, False,
+                                                                                      False, None)
+    assert all(settings[name] == ROWS[name].start() for name in SETTINGS["answer"] if ROWS[name].default is TREE)
     assert [c["commit"] for c in manifest["code"]] == [head] and isinstance(manifest["code"][0]["dirty"], bool)
 
 
