@@ -127,6 +127,9 @@ OPTIONS = (
     Option("extract_max_tokens", int, "output cap of each extraction call (lower it for small CPU models) "
            "[default: {default}]", {"type": positive(int)}, ANSWER, True, path="memory.extract_max_tokens",
            default=TREE),
+    Option("versions_max_tokens", int, "output cap of each call of the versions pass (lower it for small CPU "
+           "models) [default: {default}]", {"type": positive(int)}, ANSWER, True, path="memory.versions_max_tokens",
+           default=TREE),
     Option("answer_ceiling", float, "hard ceiling on one answer, seconds [default: {contest_ceiling:.0f}, the "
            "contest's; {cpu_ceiling:.0f} with a llama: reader, which works for minutes on a CPU]",
            {"type": positive(float)}, ANSWER, True, path="budget.answer_ceiling_s"),

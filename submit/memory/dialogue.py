@@ -50,6 +50,7 @@ class Settings:
     facts: bool = True
     extract_max_tokens: int = field(default=256, metadata=count(1, 32_768))
     versions: bool = True  # the supersession pass: the LLM decides which fact replaced which
+    versions_max_tokens: int = field(default=256, metadata=count(1, 32_768))  # output cap of each versions call
     # Then each link it would make is checked on its own two statements (docs/log.md, "Facts and versions").
     versions_check: bool = True
     # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
@@ -234,7 +235,7 @@ class DialogueMemory:
             fresh = self.add_facts(new)
             if fresh and self.settings.versions and not strict:
                 self.ledger.add(VERSIONS, versions.decide(
-                    self.llm, self.slots, fresh, lang, versions.MAX_TOKENS, self.extraction))
+                    self.llm, self.slots, fresh, lang, self.settings.versions_max_tokens, self.extraction))
                 if self.settings.versions_check:
                     self.ledger.add(VERSIONS_CHECK, versions.check(self.llm, self.slots, lang, self.extraction))
         return new

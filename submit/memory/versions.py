@@ -30,7 +30,6 @@ from .slots import Slots, order, same_value, topic_of
 
 MAX_GROUP = 16  # facts per prompt; bigger topics are cut into overlapping windows
 OVERLAP = 4
-MAX_TOKENS = 256
 SCHEMA = {
     "type": "object",
     "properties": {"keys": {"type": "array", "items": {"type": "string"}}},
