@@ -70,11 +70,11 @@ def test_the_script_writes_one_fold_per_conversation(tmp_path):
     assert result["pooled_held_out"] == {m: 1.0 for m in CV.R.METRICS}
     assert result["pooled_held_out_by_type"] == {"single-hop": {"n": 2, **{m: 1.0 for m in CV.R.METRICS}}}
     assert result["stability"] == {SPEAKER: {"0.04": 2}}
-    assert "| conv-2 | 1 | 1.000 |" in out.with_suffix(".md").read_text()
+    assert "1.000" in next(line for line in out.with_suffix(".md").read_text().splitlines() if "| conv-2 |" in line)
 
 
 def test_a_missing_data_file_is_one_line_and_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "bench/locomo_cv.py", "--data", str(tmp_path / "none.json")],
                           cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
-    assert proc.stderr.startswith("locomo_cv: error: --data")
+    assert "--data" in proc.stderr and "Traceback" not in proc.stderr
