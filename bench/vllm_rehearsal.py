@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from local_eval import harness
+from local_eval import harness, specs
 from local_eval.tasks import gigamemory
 from submit import SubmitModelWithMemory
 from submit.config import Config, replaced
@@ -98,10 +98,11 @@ def contest_model(compact_json: bool) -> tuple:
     # cores they would skip extraction and cut the answer, which is what this run must exercise.
     config = replaced(Config.from_env(), {"time_budget": False, "budget.answer_ceiling_s": 7 * 24 * 3600.0})
     start = time.perf_counter()
+    folder = specs.parse(config.llm).arg  # GIGAMEMORY_LLM=vllm:DIR
     if compact_json:
-        model = SubmitModelWithMemory(config.llm.partition(":")[2], config=config)
+        model = SubmitModelWithMemory(folder, config=config)
     else:  # the engine before the fix, through the same class
-        llm = VLLMBackend(config.llm.partition(":")[2], max_model_len=config.vllm_max_model_len, compact_json=False)
+        llm = VLLMBackend(folder, max_model_len=config.vllm_max_model_len, compact_json=False)
         model = SubmitModelWithMemory("", config=config, llm=llm)
     return model, time.perf_counter() - start
 
