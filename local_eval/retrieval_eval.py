@@ -203,7 +203,8 @@ def run(records, options, embedder=None) -> tuple[dict, list]:
 
 def explain(records, question_id: str, embedder, settings, top: int = 20) -> list[str]:
     """Why each turn ranked where it did for one question: the `top` best turns and every evidence
-    turn, each with its fused score and what each stage of its dialogue's profile added (markdown)."""
+    turn, each with its best dense and BM25 key scores, their fusion and what each stage of its
+    dialogue's profile added (markdown); the shares add up to the score."""
     from submit.memory.retrieve import rank_sessions
     record = next((r for r in records if r.id == question_id), None)
     if record is None:
@@ -214,7 +215,7 @@ def explain(records, question_id: str, embedder, settings, top: int = 20) -> lis
     hits = memory.rank(record.question, explain=True)
     evidence = {p for unit in harness.evidence_positions(record, origins) for p in unit}
     stages = [name for name, _ in hits[0].shares] if hits else []
-    head = ["rank", "turn", "session", "score", *stages, "evidence"]
+    head = ["rank", "turn", "session", "score", "dense cosine", "BM25", *stages, "evidence"]
     lines = [f"# {record.id}: {record.question}", "",
              f"A {memory.profile.kind} chat; sessions ranked: {', '.join(rank_sessions(hits, memory.store)[:10])}", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -222,7 +223,8 @@ def explain(records, question_id: str, embedder, settings, top: int = 20) -> lis
         if rank <= top or hit.turn_idx in evidence:
             shares = " | ".join(f"{share:+.3f}" if name != "fused" else f"{share:.3f}" for name, share in hit.shares)
             lines.append(f"| {rank} | {hit.turn_idx} | {memory.store.turns[hit.turn_idx].session_id} | "
-                         f"{hit.score:.3f} | {shares} | {'yes' if hit.turn_idx in evidence else ''} |")
+                         f"{hit.score:.3f} | {hit.dense:.3f} | {hit.lexical:.2f} | {shares} | "
+                         f"{'yes' if hit.turn_idx in evidence else ''} |")
     return lines
 
 

@@ -317,3 +317,17 @@ def test_pack_renders_a_turn_once_and_again_when_its_session_date_changes():
     assert len(store.rendered) == 2  # one line per turn, shared by both budgets
     store.session_dates = {"1": "9 June, 2023"}
     assert "recently [before 9 June 2023]" in pack(store, store.turns, 1000).text
+
+
+def test_explain_shows_each_stage_s_share_and_the_shares_make_the_score(shared_data):
+    from local_eval import benchmarks
+    from local_eval.retrieval_eval import explain
+    from submit.memory.dialogue import Settings
+    records = benchmarks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"))[:1]
+    lines = explain(records, records[0].id, HashEmbedder(), Settings(), top=5)
+    head = [cell.strip() for cell in lines[4].strip("|").split("|")]
+    assert head[6:-1] == ["fused", *(stage.name for stage in PEER_CHAT.stages)]  # LoCoMo: a chat between people
+    for line in lines[6:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert float(cells[3]) == pytest.approx(sum(map(float, cells[6:-1])), abs=0.01)
+    assert any(line.endswith("| yes |") for line in lines)  # the evidence turn is listed wherever it ranked
