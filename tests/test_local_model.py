@@ -188,7 +188,9 @@ def test_answer_pending_finishes_a_collect_run_through_the_local_server(llm, tmp
     env = {**os.environ, "OPENAI_API_KEY": llm.engine.key, "TQDM_DISABLE": "1"}
     demo = [sys.executable, "local_eval/run.py", "--limit", "1", "--embedder", "hash", "--cache-dir", "",
             "--out", str(tmp_path / "run"), "--extract-max-tokens", "96"]
-    pending = [sys.executable, "tools/answer_pending.py", str(tmp_path / "batch"),
+    # One prompt a request: the server has one slot, so a batch's last request waited for all the
+    # others and, on a loaded machine, passed the client's 600 s (a speed bound this test is not about).
+    pending = [sys.executable, "tools/answer_pending.py", str(tmp_path / "batch"), "--batch", "1",
                "--llm", f"openai:{llm.engine.url}/v1#qwen"]
     codes = []
     for _ in range(6):  # one layer a pass: extraction, the versions pass, its check, the answer

@@ -3,6 +3,7 @@ lines, failed LLMs, batch mode, and one-line errors for every user mistake."""
 import csv
 import gzip
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -11,7 +12,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 import pytest
@@ -229,13 +229,18 @@ def test_a_backend_that_is_down_is_one_line_and_its_log_goes_to_the_folder(tmp_p
 
 
 class Hanging(Server):
-    """The server above until `hang` is set; then it takes requests and never answers."""
-    hang = threading.Event()
+    """The server above, but the answer to the second demo question never comes: the request is
+    taken (`waiting`), and held until the test releases it."""
+    waiting, release = threading.Event(), threading.Event()
+    HELD = "Какие у меня домашние животные?"  # demo-02's question
 
     def do_POST(self):
-        if self.hang.is_set():
-            time.sleep(60)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.HELD in json.dumps(json.loads(body), ensure_ascii=False) and b"response_format" not in body:
+            self.waiting.set()
+            self.release.wait(HANG_GUARD)
             return
+        self.rfile = io.BytesIO(body)  # the server above reads the body again
         super().do_POST()
 
 
@@ -249,20 +254,18 @@ def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(tmp_path, monkeyp
     proc = subprocess.Popen([sys.executable, "local_eval/run.py", *argv], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"})
     try:
-        deadline = time.time() + HANG_GUARD
-        while not (tmp_path / "results.jsonl").is_file() and time.time() < deadline:
-            time.sleep(0.2)
-        Hanging.hang.set()
-        time.sleep(2)  # the next record is waiting on the server now
+        assert Hanging.waiting.wait(HANG_GUARD)  # demo-01 is done, demo-02 waits on the server
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         proc.kill()
+        Hanging.release.set()
         server.shutdown()
-        Hanging.hang.clear()
+        Hanging.waiting.clear()
+        Hanging.release.clear()
     kept = len(rows(tmp_path))
     monkeypatch.chdir(ROOT)  # where the command was typed
-    assert proc.returncode == 130 and kept >= 1
+    assert proc.returncode == 130 and kept == 1
     assert len(err.strip().splitlines()) == 1  # one line: what was kept, and the command that goes on
     names(err, kept, tmp_path / "results.jsonl", commands.again(argv))
 
