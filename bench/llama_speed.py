@@ -19,12 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from local_eval.llms import pins
+from local_eval.llms.llama import LlamaBackend, request
+from submit import prompts
+from submit.memory.facts import FACTS_SCHEMA
 
-from local_eval.llms import pins  # noqa: E402
-from local_eval.llms.llama import LlamaBackend, request  # noqa: E402
-from submit import prompts  # noqa: E402
-from submit.memory.facts import FACTS_SCHEMA  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 OUT = ROOT / "bench" / "results" / "llama_speed.md"
 

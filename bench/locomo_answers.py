@@ -19,8 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-from local_eval import results, summary  # noqa: E402
+from local_eval import results, summary
 
 ADVERSARIAL = "adversarial"
 

@@ -27,20 +27,21 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, retrieval_eval as R  # noqa: E402
-from bench.retrieval_sweep import SHORT, build_all, parse_vary  # noqa: E402
-from submit.memory.dialogue import Settings  # noqa: E402
-from submit.memory.retrieve import RetrieveSettings  # noqa: E402
+from local_eval import benchmarks, retrieval_eval as R
+from bench.retrieval_sweep import SHORT, build_all, parse_vary
+from submit.config import replaced
+from submit.memory.dialogue import Settings
 
-# The fields that act in peer chats, a few values each: the two shares around 0.5, the
-# speaker bonus from the old 0.04 up past its in-sample plateau, the nameless query off or
+ROOT = Path(__file__).resolve().parent.parent
+
+# The fields that act in chats between people, a few values each: the two shares around 0.5,
+# the speaker bonus from the old 0.04 up past its in-sample plateau, the nameless query off or
 # on, the centroid share off, small, half.
-GRID = {"peer_neighbor_weight": [0.25, 0.5, 0.75],
-        "peer_session_weight": [0.25, 0.5, 0.75],
-        "speaker_weight": [0.04, 0.08, 0.12, 0.16],
-        "peer_nameless_weight": [0.0, 1.0],
-        "peer_centroid_weight": [0.0, 0.3, 0.5]}
+GRID = {"profiles.peer.stages.neighbour.weight": [0.25, 0.5, 0.75],
+        "profiles.peer.stages.session.weight": [0.25, 0.5, 0.75],
+        "profiles.peer.stages.speaker.weight": [0.04, 0.08, 0.12, 0.16],
+        "profiles.peer.query.nameless_weight": [0.0, 1.0],
+        "profiles.peer.query.centroid_weight": [0.0, 0.3, 0.5]}
 SELECT = "evidence_recall@16000c"
 SHOWN = ("evidence_recall@8000c", "evidence_recall@16000c", "evidence_recall@32000c",
          "session_recall_all@5", "session_recall_all@10")
@@ -56,10 +57,9 @@ def score_points(built: list, points: list) -> np.ndarray:
     """scores[point, question, metric] for METRICS, each question ranked with that point's settings."""
     out = np.zeros((len(points), len(built), len(R.METRICS)))
     for p, overrides in enumerate(points):
-        settings = Settings(retrieve=RetrieveSettings(**overrides))
+        settings = replaced(Settings(), overrides)
         for q, (record, memory, origins) in enumerate(built):
-            memory.settings = settings
-            scores = R.score(record, memory, origins).scores
+            scores = R.score(record, memory.under(settings), origins).scores
             out[p, q] = [scores[m] for m in R.METRICS]
     return out
 

@@ -11,10 +11,8 @@ import argparse
 import random
 import resource
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-from models import Message  # noqa: E402
+from models import Message
 
 WORDS = "я живу работаю люблю кот собака город Томск Казань жена сын концерт машина книга спорт бег".split()
 

@@ -24,9 +24,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-from local_eval import jsonl  # noqa: E402
-from submit.memory import answer as answer_step  # noqa: E402
+from local_eval import jsonl
+from submit.memory import answer as answer_step
 
 MODES = ("off", "before", "after")
 
@@ -60,7 +59,7 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
             continue
         ask = answer_step.abstain_ask(lang, mode, text, peer(row["messages"]))
         reply = llm.generate([with_ask(row["messages"], ask)], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
-                             schema=answer_step.ABSTAIN_SCHEMA)[0]
+                             schema=answer_step.ABSTAIN_SCHEMA, purpose="abstain")[0]
         found[mode] = answer_step.material_holds(reply.text)
     return {"id": row["id"], "question": row["question"], "gold": row["gold"], "question_type": row["question_type"],
             "answer": text, **{f"found_{mode}": v for mode, v in found.items()}, "prompt_tokens": draft.prompt_tokens,
@@ -80,7 +79,7 @@ def answer_for(row: dict, mode: str) -> str:
 
 
 def answer(args) -> int:
-    from local_eval.llms import make_llm
+    from local_eval.specs import make_llm
     from tqdm import tqdm
     prompts = [r for path in args.prompts for r in read(path)]
     done = {r["id"] for r in read(args.out)}  # a missing file reads as no rows

@@ -21,12 +21,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from local_eval import benchmarks, harness
+from local_eval.specs import make_llm
+from submit import SubmitModelWithMemory
+from submit.config import Config
+from submit.memory.budget import BudgetSettings
 
-from local_eval import benchmarks, harness  # noqa: E402
-from local_eval.llms import make_llm  # noqa: E402
-from submit import SubmitModelWithMemory  # noqa: E402
-from submit.config import Config  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory" / "format_example.jsonl"
 STORE = "bench/fixtures/real_extraction"
@@ -36,7 +37,7 @@ OUT = ROOT / "bench" / "results" / "real_extraction.md"
 def run(record, llm_spec: str, embedder: str) -> tuple[dict, float]:
     """The record through the harness; what the memory held before it was cleared, and the seconds."""
     config = Config(llm=llm_spec, embedder=embedder, embed_cache_dir=str(ROOT / ".cache"), time_budget=False,
-                    answer_ceiling_s=7 * 24 * 3600.0, embedder_fallback=False)
+                    budget=BudgetSettings(answer_ceiling_s=7 * 24 * 3600.0), embedder_fallback=False)
     model = SubmitModelWithMemory("", config=config, llm=make_llm(llm_spec))
     messages, _ = harness.flatten(record)
     start = time.perf_counter()

@@ -17,8 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from local_eval import benchmarks, retrieval_eval as R, tasks
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, retrieval_eval as R, tasks  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SETS = {
@@ -30,9 +31,9 @@ METHODS = ("hybrid", "bm25", "dense")
 
 
 def settings_for(method: str):
-    from submit.memory.dialogue import Settings
-    from submit.memory.retrieve import RetrieveSettings
-    return Settings(retrieve=RetrieveSettings(method=method))
+    """The memory's default settings with this ranking method."""
+    from submit.config import Config, replaced
+    return replaced(Config().memory, {"retrieve.method": method})
 
 
 def measure_set(name, records, embedder) -> list[dict]:

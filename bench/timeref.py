@@ -24,8 +24,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from submit.memory import timeref as T
+
 ROOT = Path(__file__).resolve().parent.parent
-from submit.memory import timeref as T  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 LOCOMO = DATA / "locomo/locomo10_dev.json"

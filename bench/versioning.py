@@ -36,13 +36,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from local_eval import benchmarks, harness
+from submit.memory import facts as F
+from submit.memory import llm as purposes
+from submit.memory.llm import Generation
+from local_eval.llms.fixture import FixtureLLM, first_component, normalize
+from submit.memory.slots import order
+
 ROOT = Path(__file__).resolve().parent.parent
-from local_eval import benchmarks, harness  # noqa: E402
-from submit.memory import facts as F  # noqa: E402
-from submit.memory import versions  # noqa: E402
-from submit.memory.llm import Generation  # noqa: E402
-from local_eval.llms.fixture import FixtureLLM, first_component, normalize  # noqa: E402
-from submit.memory.slots import order  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory"
 FIXTURE = DATA / "extraction_fixture.jsonl"
@@ -61,10 +62,10 @@ class BadPass(FixtureLLM):
         super().__init__(path, slot_map=slot_map)
         self.bad_reply = reply
 
-    def _one(self, chat, schema):
-        if schema in (versions.SCHEMA, versions.CHECK_SCHEMA):
+    def _one(self, chat, schema, purpose):
+        if purpose in (purposes.VERSIONS, purposes.VERSIONS_CHECK):
             return Generation(self.bad_reply, sum(self.count_tokens(m["content"]) for m in chat), 0)
-        return super()._one(chat, schema)
+        return super()._one(chat, schema, purpose)
 
 
 RECORDED, UNCHECKED = "recorded replies + check", "recorded replies, no check"

@@ -25,14 +25,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from local_eval import harness, specs
+from local_eval.tasks import gigamemory
+from submit import SubmitModelWithMemory
+from submit.config import Config, replaced
+from submit.memory import facts, versions
+from submit.memory.llm_backends import VLLMBackend
 
-from local_eval import harness  # noqa: E402
-from local_eval.tasks import gigamemory  # noqa: E402
-from submit import SubmitModelWithMemory  # noqa: E402
-from submit.config import Config  # noqa: E402
-from submit.memory import facts, versions  # noqa: E402
-from submit.memory.llm_backends import VLLMBackend  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory" / "format_example.jsonl"  # ../shared, as elsewhere
 PURPOSES = {json.dumps(facts.FACTS_SCHEMA): "extract", json.dumps(versions.SCHEMA): "versions",
@@ -96,12 +96,13 @@ def contest_model(compact_json: bool) -> tuple:
     """The contest class from the environment, as the contest builds it; seconds to start."""
     # The contest's time budget and answer ceiling are sized for GigaChat on an A100; on two CPU
     # cores they would skip extraction and cut the answer, which is what this run must exercise.
-    config = Config.from_env().replace(time_budget=False, answer_ceiling_s=7 * 24 * 3600.0)
+    config = replaced(Config.from_env(), {"time_budget": False, "budget.answer_ceiling_s": 7 * 24 * 3600.0})
     start = time.perf_counter()
+    folder = specs.parse(config.llm).arg  # GIGAMEMORY_LLM=vllm:DIR
     if compact_json:
-        model = SubmitModelWithMemory(config.llm.partition(":")[2], config=config)
+        model = SubmitModelWithMemory(folder, config=config)
     else:  # the engine before the fix, through the same class
-        llm = VLLMBackend(config.llm.partition(":")[2], max_model_len=config.vllm_max_model_len, compact_json=False)
+        llm = VLLMBackend(folder, max_model_len=config.vllm_max_model_len, compact_json=False)
         model = SubmitModelWithMemory("", config=config, llm=llm)
     return model, time.perf_counter() - start
 

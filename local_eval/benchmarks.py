@@ -44,7 +44,7 @@ class Benchmark:
     types: tuple  # its question types, as records name them
     judge: str  # its judge prompts: prompts/judge_<judge>.yaml
     json_lines: bool = False  # one item per line; else one JSON document (.gz allowed)
-    context_chars: int = Config.context_chars  # the answer budget without --context-chars
+    context_chars: int = Config().memory.context_chars  # the answer budget without --context-chars
     shorten: bool = False  # the shorten step without --shorten
     scores: Optional[Callable] = None  # more scores per row: (answer, golds, abstention) -> dict
     official: Optional[Official] = None  # its own prediction file, beside the contest's two

@@ -11,6 +11,7 @@ its `run.log` (`log`), not the terminal. Called by run.py.
 """
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import logging
 import os
@@ -18,7 +19,7 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import manifest, results
+from . import manifest, results, specs
 from .errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,11 +28,11 @@ LOCK = ".lock"  # held by the run writing the folder
 LOG = "run.log"  # the submission's log lines of every pass, appended
 
 
-def output_folder(args) -> Path:
+def output_folder(options) -> Path:
     """--out, or runs/<dataset>-<mode>; refused when it (or a parent) is an existing file."""
-    if args.merge and not args.out:
+    if options.merge and not options.out:
         raise UsageError("--merge needs --out: a new folder for the merged run")
-    out = Path(args.out) if args.out else ROOT / "runs" / default_name(args)
+    out = Path(options.out) if options.out else ROOT / "runs" / default_name(options)
     for folder in (out, *out.parents):
         if folder.exists():
             if not folder.is_dir():
@@ -40,12 +41,12 @@ def output_folder(args) -> Path:
     return out
 
 
-def default_name(args) -> str:
-    """`<dataset>-<mode>`, then a tag per setting that differs from `args.defaults` (parse_args')."""
-    tags = ["refined"] if getattr(args, "refined", None) else []
-    tags += [tag(name, getattr(args, name)) for name in manifest.SETTINGS[args.mode]
-             if getattr(args, name) != getattr(args.defaults, name)]
-    return "-".join([args.dataset, args.mode, *tags])
+def default_name(options) -> str:
+    """`<dataset>-<mode>`, then a tag per setting that differs from `options.defaults` (parse_args')."""
+    tags = ["refined"] if options.refined else []
+    tags += [tag(name, getattr(options, name)) for name in manifest.SETTINGS[options.mode]
+             if getattr(options, name) != options.defaults[name]]
+    return "-".join([options.dataset, options.mode, *tags])
 
 
 def tag(name: str, value) -> str:
@@ -54,19 +55,11 @@ def tag(name: str, value) -> str:
     if isinstance(value, bool):
         return option if value else f"no-{option}"
     if name in ("llm", "judge", "embedder"):
-        return ("judge-" if name == "judge" else "") + spec_tag(manifest.spec_identity(value))
+        kinds = specs.EMBEDDER_KINDS if name == "embedder" else specs.LLM_KINDS
+        return ("judge-" if name == "judge" else "") + specs.tag(specs.parse(value, kinds))
     if name == "context_chars":
         return f"{value}c"
-    return f"{option}{value:g}" if isinstance(value, (int, float)) else spec_tag(str(value))
-
-
-def spec_tag(spec: str) -> str:
-    """`openai:http://h:8000/v1#GigaChat` -> `openai-GigaChat`, `hf:/models/Qwen2.5-0.5B` -> `hf-Qwen2.5-0.5B`."""
-    kind, _, arg = spec.partition(":")
-    if kind == "cache":
-        return "cache-" + spec_tag(arg.partition("+")[2])
-    name = arg.rpartition("#")[2] if "#" in arg else Path(arg.rstrip("/")).name
-    return re.sub(r"[^\w.]+", "-", f"{kind}-{name}" if name else kind).strip("-")
+    return f"{option}{value:g}" if isinstance(value, (int, float)) else re.sub(r"[^\w.]+", "-", str(value)).strip("-")
 
 
 def set_aside(out: Path) -> None:
@@ -75,12 +68,12 @@ def set_aside(out: Path) -> None:
         print(f"--fresh: the old rows are in {out / results.RESULTS}.bak")
 
 
-def sources(args, out: Path) -> manifest.Manifest:
+def sources(options, out: Path) -> manifest.Manifest:
     """--merge DIR... --out OUT: the manifest the shard folders share, checked against OUT and
     the settings given (nothing written yet)."""
-    merged = manifest.common([Path(s) for s in args.merge], out)
-    refuse_other_settings(args, merged)
-    if not args.fresh:
+    merged = manifest.common([Path(s) for s in options.merge], out)
+    refuse_other_settings(options, merged)
+    if not options.fresh:
         old = manifest.read(out)
         if old is not None and not old.merged_from:
             raise UsageError(f"--out {out} holds a run, not a merge; pick another --out")
@@ -88,26 +81,28 @@ def sources(args, out: Path) -> manifest.Manifest:
     return merged
 
 
-def merge(args, out: Path, merged: manifest.Manifest) -> list:
-    """The rows of the shard folders, written into OUT with their common manifest; `args` then
-    describes the sources."""
-    if args.fresh:
+def merge(options, out: Path, merged: manifest.Manifest) -> tuple:
+    """The rows of the shard folders, written into OUT with their common manifest, and the options
+    as the sources were made with (what the summary describes)."""
+    if options.fresh:
         set_aside(out)
-    rows = results.merge(args.merge, out)
+    rows = results.merge(options.merge, out)
     manifest.write(out, merged)
-    for name, value in [("dataset", merged.dataset), ("data", merged.data), *merged.settings.items()]:
-        setattr(args, name, value)  # the summary describes the sources
-    args.llm_fallback = None
-    return rows
+    fields = {f.name for f in dataclasses.fields(options)}
+    made = {name: value for name, value in [("dataset", merged.dataset), ("data", merged.data),
+                                            *merged.settings.items()] if name in fields}
+    return rows, dataclasses.replace(options, **made, llm_fallback=None)
 
 
-def refuse_other_settings(args, merged: manifest.Manifest) -> None:
+def refuse_other_settings(options, merged: manifest.Manifest) -> None:
     """A setting given with --merge that its sources were not made with would be ignored: refused."""
     for name, value in [("dataset", merged.dataset), *merged.settings.items()]:
-        given = getattr(args, name, None)
+        if name not in options.given:  # refined_sha256 is no option; it is never given
+            continue
+        given = getattr(options, name)
         if name in ("llm", "judge"):
-            given = manifest.spec_identity(given)
-        if name in args.given and given != value:
+            given = specs.identity(given)
+        if given != value:
             option = "--" + name.replace("_", "-")
             raise UsageError(f"--merge: its sources were made with {option} {value}, not {given}; "
                              f"the settings come from the sources, leave {option} out")

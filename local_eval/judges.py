@@ -35,8 +35,11 @@ SMALL_MODEL_NOTE = ("small-model judge: a local CPU model (llama:) reads the ver
 
 def small_model(spec: Optional[str]) -> bool:
     """A judge spec that runs the local CPU model, also inside cache:/split: (`cache:DIR+llama:M`)."""
-    from .llms.llama import uses_local_model
-    return uses_local_model(spec)
+    from . import specs
+    try:
+        return spec is not None and specs.uses_local_model(specs.parse(spec))
+    except specs.SpecError:  # a merged run's `store:DIR`: replies from a store, no model
+        return False
 
 
 @dataclass(frozen=True)

@@ -19,17 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from . import specs
 from .errors import UsageError
+from .options import ROWS, SETTINGS, TREE  # the options that shape the rows of each mode
 
 MANIFEST = "run.json"
-# The options that shape the rows of each mode (argparse dest names; --retrieval -> retrieval).
-SETTINGS = {
-    "answer": ("llm", "embedder", "judge", "context_chars", "extract_max_tokens", "answer_ceiling",
-               "expected_dialogues", "time_budget", "no_dates", "shorten", "versions_check", "abstain", "facts"),
-    "retrieval": ("embedder", "context_chars", "retrieval"),
-}
-# Backends that answer only from a reply store: the same store gives the same rows.
-STORE_KINDS = ("collect", "replay")
 
 
 @dataclass(frozen=True)
@@ -58,23 +52,15 @@ def _show(name: str, value, manifest: Manifest) -> str:
     return f"{manifest.data} (sha256 {value[:12]})" if name == "data" else json.dumps(value)
 
 
-def spec_identity(spec: Optional[str]) -> Optional[str]:
-    """`collect:DIR` and `replay:DIR` answer from the same store: both are `store:DIR`."""
-    if spec is None:
-        return None
-    kind, colon, arg = spec.partition(":")
-    return f"store:{arg}" if colon and kind in STORE_KINDS else spec
-
-
-def of_run(args, data: Path) -> Manifest:
+def of_run(options, data: Path) -> Manifest:
     """The manifest of this invocation: the data file's content and the options of its mode."""
-    values = {name: getattr(args, name) for name in SETTINGS[args.mode]}
+    values = {name: getattr(options, name) for name in SETTINGS[options.mode]}
     for name in ("llm", "judge"):
         if name in values:
-            values[name] = spec_identity(values[name])
-    refined = getattr(args, "refined", None)  # LoCoMo-Refined's questions: another question set
+            values[name] = specs.identity(values[name])
+    refined = options.refined  # LoCoMo-Refined's questions: another question set
     values["refined_sha256"] = sha256(Path(refined)) if refined and Path(refined).is_file() else None
-    return Manifest(dataset=args.dataset, data=str(data), data_sha256=sha256(data), mode=args.mode,
+    return Manifest(dataset=options.dataset, data=str(data), data_sha256=sha256(data), mode=options.mode,
                     settings=values, code=(code_version(),))
 
 
@@ -131,11 +117,19 @@ def check(out: Path, new: Manifest, products: tuple) -> Optional[Manifest]:
             raise UsageError(f"{out} holds {found[0]} but no {MANIFEST} (made before manifests), so its "
                              "settings are unknown; pass --fresh to start over there, or another --out")
         return None
-    diff = old.differences(new)
+    diff = with_new_settings(old, new).differences(new)
     if diff:
         raise UsageError(f"{out} was made with other settings ({'; '.join(diff)}); pass --fresh to start "
                          "over there, or another --out")
     return old
+
+
+def with_new_settings(old: Manifest, new: Manifest) -> Manifest:
+    """`old` with every setting it predates at the settings tree's default: a knob added after a run
+    was made is what that run was made with, so the run may go on where it is left at its default."""
+    added = {name: ROWS[name].start() for name in new.settings
+             if name not in old.settings and name in ROWS and ROWS[name].default is TREE}
+    return dataclasses.replace(old, settings={**added, **old.settings}) if added else old
 
 
 def common(sources: list, out: Path) -> Manifest:

@@ -108,15 +108,12 @@ def score(record, memory, origins, budget: int = 8000) -> Scored:
     """The six metrics of one record against its built memory, ranked with `memory.settings`,
     and where each evidence unit ranked (in context or not at `budget` characters)."""
     from submit.memory.answer import detect_lang
-    from submit.memory.context import pack
     from submit.memory.retrieve import rank_sessions
 
     memory.store.question_date = record.question_date
     hits = memory.rank(record.question)
     lang = detect_lang(record.question)
-    turns = [memory.store.turns[h.turn_idx] for h in hits]
-    held = {b: pack(memory.store, turns, b, lang, memory.settings.max_turn_chars, memory.peer).turn_ids
-            for b in {*BUDGETS, budget}}
+    held = {b: memory.packed(hits, lang, b).turn_ids for b in {*BUDGETS, budget}}
     units = harness.evidence_positions(record, origins)
     sessions = rank_sessions(hits, memory.store)
     scores = {f"session_recall_all@{k}": session_recall_all(record.evidence_sessions, sessions, k)
@@ -190,20 +187,45 @@ def evaluate(records, embedder, settings, progress: bool = True, facts_of=None) 
             for r in tqdm(usable(records), desc="retrieval", unit="q", disable=not progress, dynamic_ncols=True)]
 
 
-def run(records, args, embedder=None) -> tuple[dict, list]:
+def run(records, options, embedder=None) -> tuple[dict, list]:
     """`run.py --mode retrieval`: the summary ("overall", "by_type") and the Measured rows."""
-    from submit.memory.dialogue import Settings
-    from submit.memory.retrieve import RetrieveSettings
-    embedder = embedder or build_embedder(args.embedder, args.cache_dir)
-    method = getattr(args, "retrieval", "hybrid")
-    settings = Settings(context_chars=args.context_chars, retrieve=RetrieveSettings(method=method))
+    embedder = embedder or build_embedder(options.embedder, options.cache_dir)
+    settings = options.config().memory
     measured = evaluate(records, embedder, settings)
     overall, by_type = aggregate(measured)
-    summary = {"mode": "retrieval", "dataset": args.dataset, "data": args.data,
-               "refined": getattr(args, "refined", None), "embedder": args.embedder,
-               "retrieval_method": method, "context_chars": args.context_chars, "records": len(records),
+    summary = {"mode": "retrieval", "dataset": options.dataset, "data": options.data,
+               "refined": options.refined, "embedder": options.embedder,
+               "retrieval_method": settings.retrieve.method, "context_chars": options.context_chars,
+               "records": len(records),
                "overall": overall, "by_type": by_type}
     return summary, measured
+
+
+def explain(records, question_id: str, embedder, settings, top: int = 20) -> list[str]:
+    """Why each turn ranked where it did for one question: the `top` best turns and every evidence
+    turn, each with its best dense and BM25 key scores, their fusion and what each stage of its
+    dialogue's profile added (markdown); the shares add up to the score."""
+    from submit.memory.retrieve import rank_sessions
+    record = next((r for r in records if r.id == question_id), None)
+    if record is None:
+        from .errors import UsageError
+        raise UsageError(f"--explain {question_id}: no question of that id among the {len(records)} chosen")
+    memory, origins = build(record, embedder, settings)
+    memory.store.question_date = record.question_date
+    hits = memory.rank(record.question, explain=True)
+    evidence = {p for unit in harness.evidence_positions(record, origins) for p in unit}
+    stages = [name for name, _ in hits[0].shares] if hits else []
+    head = ["rank", "turn", "session", "score", "dense cosine", "BM25", *stages, "evidence"]
+    lines = [f"# {record.id}: {record.question}", "",
+             f"A {memory.profile.kind} chat; sessions ranked: {', '.join(rank_sessions(hits, memory.store)[:10])}", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for rank, hit in enumerate(hits, 1):
+        if rank <= top or hit.turn_idx in evidence:
+            shares = " | ".join(f"{share:+.3f}" if name != "fused" else f"{share:.3f}" for name, share in hit.shares)
+            lines.append(f"| {rank} | {hit.turn_idx} | {memory.store.turns[hit.turn_idx].session_id} | "
+                         f"{hit.score:.3f} | {hit.dense:.3f} | {hit.lexical:.2f} | {shares} | "
+                         f"{'yes' if hit.turn_idx in evidence else ''} |")
+    return lines
 
 
 def print_table(summary: dict) -> None:

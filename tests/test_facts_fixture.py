@@ -9,7 +9,7 @@ from local_eval import benchmarks, harness
 from submit import SubmitModelWithMemory
 from submit.config import Config
 from submit.memory import facts as F
-from local_eval.llms import make_llm
+from local_eval.specs import make_llm
 from local_eval.llms.fixture import ANSWER, FixtureLLM, normalize
 
 from conftest import ROOT
@@ -45,10 +45,10 @@ def test_the_fixture_answers_extraction_prompts_by_the_message_they_hold(fixture
     llm = FixtureLLM(str(fixture_path))
     turn = F.Turn(0, "1", 0, 0, "user", "жена моя Людмила говорит, что я слишком много работаю")
     chat = F.build_prompts([F.Candidate(turn, "а, ну ладно.", "вчера с семьей из Твери вернулись")], "ru")[0]
-    assert json.loads(llm.generate([chat], max_tokens=9, schema=F.FACTS_SCHEMA)[0].text) == {"facts": []}
+    assert json.loads(llm.generate([chat], max_tokens=9, schema=F.FACTS_SCHEMA, purpose="extract")[0].text) == {"facts": []}
     known = "жена моя расстроилась из-за этого, что в паспортах у нас разные фамилии, а мы уже 20 лет женаты"
     chat = F.build_prompts([F.Candidate(turn, known, "")], "ru")[0]
-    facts = json.loads(llm.generate([chat], max_tokens=9, schema=F.FACTS_SCHEMA)[0].text)["facts"]
+    facts = json.loads(llm.generate([chat], max_tokens=9, schema=F.FACTS_SCHEMA, purpose="extract")[0].text)["facts"]
     assert [f["slot"] for f in facts] == ["семья.брак.стаж", "жена.переживания"]
     assert llm.generate([[{"role": "user", "content": "Как меня зовут?"}]], max_tokens=9)[0].text == ANSWER
     assert llm.stats == Counter(matched=2, answer_prompts=1)
@@ -89,6 +89,6 @@ def test_the_fixture_answers_a_check_by_its_two_statements(tmp_path):
          ("Коля", "У пользователя есть друг Коля.", 1), ("Витя", "У пользователя есть друг Витя.", 2),
          ("Уфа", "Пользователь живёт в Уфе.", 5)))
     chats = versions.check_prompts([(kazan, perm), (kolya, vitya), (perm, other)], "ru")
-    replies = [g.text for g in llm.generate(chats, max_tokens=16, schema=versions.CHECK_SCHEMA)]
+    replies = [g.text for g in llm.generate(chats, max_tokens=16, schema=versions.CHECK_SCHEMA, purpose="versions_check")]
     assert [versions.parse_check(r) for r in replies] == [True, False, None]  # an unknown pair: unusable
     assert llm.stats == Counter(checks_matched=2, checks_unknown=1)

@@ -10,7 +10,8 @@ from submit.memory.facts import Fact
 from submit.memory.index import KeyIndex
 from submit.memory.llm import ScriptedLLM
 from submit.memory import retrieve as search_module
-from submit.memory.retrieve import RetrieveSettings, search
+from submit.memory.profiles import ASSISTANT_CHAT, Profiles
+from submit.memory.retrieve import search
 from models import Message
 
 from test_retrieval import store_of
@@ -99,15 +100,17 @@ def test_favoured_turns_get_the_fact_turn_weight():
     index.add_turns(store.turns)
     vector = embedder.embed_queries(["Какие у меня хобби?"])[0]
     plain = {h.turn_idx: h.score for h in search(index, store, "Какие у меня хобби?", vector)}
+    profile = ASSISTANT_CHAT.with_stage("favoured", weight=0.25)
     favoured = {h.turn_idx: h.score for h in search(index, store, "Какие у меня хобби?", vector,
-                                                    RetrieveSettings(fact_turn_weight=0.25), favoured={2})}
+                                                    profile=profile, favoured={2})}
     assert {t: round(favoured[t] - plain[t], 6) for t in plain} == {0: 0, 1: 0, 2: 0.25, 3: 0}
 
 
 def test_the_facts_shown_bring_their_sessions_turns_into_a_small_context():
     question, budget = "Какие у меня хобби?", 300
     memory = memory_with_facts(HOBBIES, max_fact_lines=4, nearest_facts_first=1, topic_labels=0,
-                               context_chars=budget, retrieve=RetrieveSettings(fact_turn_weight=1.0))
+                               context_chars=budget,
+                               profiles=Profiles(assistant=ASSISTANT_CHAT.with_stage("favoured", weight=1.0)))
     answer = memory.answer(question)
     shown = {idx for line in answer.facts for idx in line.turn_ids}
     assert {0, 4, 10} < shown <= set(answer.context.turn_ids)  # every item's turn, from sessions 1, 3, 6

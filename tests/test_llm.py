@@ -5,7 +5,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from local_eval.llms import make_llm
+from local_eval.specs import make_llm
 from submit.memory.llm import BackendUnavailable, Ledger, ScriptedLLM, StopRun
 from submit.memory.llm_backends import shorten_chat, strip_junk
 from local_eval.llms.store import prompt_key, settings_of
@@ -107,19 +107,27 @@ def test_an_english_dialogue_is_answered_in_english_by_the_scripted_llm():
     assert "One-sentence answer:" in llm.history[-1][0][-1]["content"]  # the English answer prompt reached the LLM
 
 
-def test_split_sends_schema_prompts_to_the_first_backend_and_the_rest_to_the_second(tmp_path):
+def test_split_sends_the_structured_calls_to_the_first_backend_and_the_rest_to_the_second(tmp_path):
+    from submit.memory.answer import ABSTAIN_SCHEMA
     llm = make_llm(f"split:scripted;cache:{tmp_path}+scripted")
     structured, text = llm.structured, llm.text.inner
     structured.enqueue('{"facts": []}')
-    text.enqueue("Вы живёте в Омске.")
-    schema_reply = llm.generate([CHAT], max_tokens=5, schema={"type": "object"})[0].text
+    text.enqueue("Вы живёте в Омске.", '{"found": true}')
+    schema_reply = llm.generate([CHAT], max_tokens=5, schema={"type": "object"}, purpose="extract")[0].text
     answer = llm.generate([CHAT], max_tokens=5)[0].text
-    assert (schema_reply, answer) == ('{"facts": []}', "Вы живёте в Омске.")
-    assert (len(structured.history), len(text.history)) == (1, 1)
+    # the abstention check carries a schema, but it reads the answer's material: the reader's call
+    check = llm.generate([CHAT], max_tokens=5, schema=ABSTAIN_SCHEMA, purpose="abstain")[0].text
+    assert (schema_reply, answer, check) == ('{"facts": []}', "Вы живёте в Омске.", '{"found": true}')
+    assert (list(structured.purposes), list(text.purposes)) == (["extract"], ["answer", "abstain"])
     assert llm.text.store.replies  # the answer side kept its own store
 
 
-def test_a_split_spec_without_two_sides_is_one_clear_error():
+def test_a_call_says_its_purpose():
+    with pytest.raises(ValueError, match="purpose"):
+        ScriptedLLM().generate([CHAT], max_tokens=5, purpose="guess")
+
+
+def test_a_split_spec_without_two_sides_is_refused():
     for spec in ("split:scripted", "split:;scripted", "split:scripted;"):
-        with pytest.raises(BackendUnavailable, match="SCHEMA_SPEC;TEXT_SPEC"):
+        with pytest.raises(BackendUnavailable):
             make_llm(spec)

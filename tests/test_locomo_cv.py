@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 
 from bench import locomo_cv as CV
 
@@ -52,26 +52,29 @@ def conversation(sample_id, a, b):
                              "session_1_date_time": "1:00 pm on 8 May, 2023"}}
 
 
+SPEAKER = "profiles.peer.stages.speaker.weight"
+
+
 def test_the_script_writes_one_fold_per_conversation(tmp_path):
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps([conversation("conv-1", "Ann", "Bob"), conversation("conv-2", "Cid", "Dee")]))
     out = tmp_path / "cv"
     proc = subprocess.run([sys.executable, "bench/locomo_cv.py", "--data", str(data), "--embedder", "hash",
-                           "--cache-dir", "", "--vary", "speaker_weight=0.04,0.12", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+                           "--cache-dir", "", "--vary", f"{SPEAKER}=0.04,0.12", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.with_suffix(".json").read_text())
     # one short session each: every setting holds all evidence, so the tie goes to the first point
-    assert [(f["held_out"], f["chosen"]) for f in result["folds"]] == [("conv-1", {"speaker_weight": 0.04}),
-                                                                      ("conv-2", {"speaker_weight": 0.04})]
+    assert [(f["held_out"], f["chosen"]) for f in result["folds"]] == [("conv-1", {SPEAKER: 0.04}),
+                                                                      ("conv-2", {SPEAKER: 0.04})]
     assert result["pooled_held_out"] == {m: 1.0 for m in CV.R.METRICS}
     assert result["pooled_held_out_by_type"] == {"single-hop": {"n": 2, **{m: 1.0 for m in CV.R.METRICS}}}
-    assert result["stability"] == {"speaker_weight": {"0.04": 2}}
-    assert "| conv-2 | 1 | 1.000 |" in out.with_suffix(".md").read_text()
+    assert result["stability"] == {SPEAKER: {"0.04": 2}}
+    assert "1.000" in next(line for line in out.with_suffix(".md").read_text().splitlines() if "| conv-2 |" in line)
 
 
 def test_a_missing_data_file_is_one_line_and_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "bench/locomo_cv.py", "--data", str(tmp_path / "none.json")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
-    assert proc.stderr.startswith("locomo_cv: error: --data")
+    assert "--data" in proc.stderr and "Traceback" not in proc.stderr

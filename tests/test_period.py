@@ -4,7 +4,8 @@ from datetime import date
 import pytest
 
 from submit.memory.timeref.periods import named_period
-from submit.memory.retrieve import RetrieveSettings, _period_boost
+from submit.memory.profiles import PEER_CHAT, Stage, profile_of
+from submit.memory.retrieve import Ask, period_stage
 from submit.memory.turns import TurnStore
 from models import Message
 
@@ -47,6 +48,10 @@ def test_no_period(question):
     assert named_period(question, D(2023, 5, 20)) is None
 
 
+def ask(store, question):
+    return Ask(store, question, {}, frozenset())
+
+
 def dated_store(dates):
     """One pair per session, the sessions dated as given (LoCoMo's date strings)."""
     store = TurnStore()
@@ -60,24 +65,24 @@ def test_turns_of_sessions_in_or_just_after_the_period_get_the_bonus():
     store = dated_store(["1:00 pm on 20 May, 2022", "3:00 pm on 25 May, 2022", "9:00 am on 28 May, 2022",
                          "2:00 pm on 10 June, 2022"])
     base = {t: 1.0 for t in range(8)}
-    on_day = RetrieveSettings(period_weight=0.2, period_after_days=0)
-    boosted = _period_boost(base, store, "What did Nate do for Joanna on 25 May, 2022?", on_day)
+    on_day = Stage("period", 0.2, after_days=0, max_days=31)
+    boosted = period_stage(base, on_day, ask(store, "What did Nate do for Joanna on 25 May, 2022?"))
     assert [round(boosted[t] - 1.0, 2) for t in range(8)] == [0, 0, 0.2, 0.2, 0, 0, 0, 0]
-    after = RetrieveSettings(period_weight=0.2, period_after_days=3)  # 28 May is told of the 25th
-    boosted = _period_boost(base, store, "What did Nate do for Joanna on 25 May, 2022?", after)
+    after = Stage("period", 0.2, after_days=3, max_days=31)  # 28 May is told of the 25th
+    boosted = period_stage(base, after, ask(store, "What did Nate do for Joanna on 25 May, 2022?"))
     assert [round(boosted[t] - 1.0, 2) for t in range(8)] == [0, 0, 0.2, 0.2, 0.2, 0.2, 0, 0]
 
 
 def test_no_bonus_for_long_periods_undated_sessions_or_no_period():
     store = dated_store(["1:00 pm on 20 May, 2022", "3:00 pm on 25 May, 2022"])
     base = {t: 1.0 for t in range(4)}
-    settings = RetrieveSettings(period_weight=0.2)
-    assert _period_boost(base, store, "What did Nate do in 2022?", settings) == base  # a year: too long
-    assert _period_boost(base, store, "What did Nate do for Joanna?", settings) == base
-    assert _period_boost(base, dated_store([None, None]), "What did Nate do on 25 May, 2022?", settings) == base
+    stage = PEER_CHAT.stage("period")
+    assert period_stage(base, stage, ask(store, "What did Nate do in 2022?")) == base  # a year: too long
+    assert period_stage(base, stage, ask(store, "What did Nate do for Joanna?")) == base
+    assert period_stage(base, stage, ask(dated_store([None, None]), "What did Nate do on 25 May, 2022?")) == base
     # the question's own date resolves "yesterday"
     store.question_date = "26 May, 2022"
-    boosted = _period_boost(base, store, "What did Nate do yesterday?", settings)
+    boosted = period_stage(base, stage, ask(store, "What did Nate do yesterday?"))
     assert [round(boosted[t] - 1.0, 2) for t in range(4)] == [0, 0, 0.2, 0.2]
 
 
@@ -91,7 +96,8 @@ def test_search_lifts_the_dated_session_in_peer_chats_only():
         embedder = HashEmbedder()
         index = KeyIndex(embedder)
         index.add_turns(store.turns)
-        return [h.turn_idx for h in search(index, store, question, embedder.embed_queries([question])[0])]
+        vector = embedder.embed_queries([question])[0]
+        return [h.turn_idx for h in search(index, store, question, vector, profile=profile_of(store))]
 
     peers = dated_store(["1:00 pm on 20 May, 2022", "3:00 pm on 25 May, 2022", "2:00 pm on 10 June, 2022"])
     assert set(ranked(peers)[:2]) == {2, 3}  # the session of 25 May; nothing else tells them apart

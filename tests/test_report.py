@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 from local_eval import report, results, retrieval_eval as R
 from local_eval.retrieval_eval import EvidenceRank, Measured
 
@@ -19,7 +19,7 @@ def run(*args):
     """run.py on the scripted LLM (the default is the local model when it is installed)."""
     llm = () if "retrieval" in args else ("--llm", "scripted")
     return subprocess.run([sys.executable, "local_eval/run.py", "--embedder", "hash", *llm, *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +68,14 @@ def test_locomo_refined_keys_are_documented(tmp_path, shared_data):
     summary = json.loads((tmp_path / "out/summary.json").read_text())
     assert {"overall.refined_f1", "overall.refined_bleu"} <= key_paths(summary)
     assert key_paths(summary) - documented("Answer mode") == set()
-    assert "LoCoMo-Refined F1" in (tmp_path / "out/report.md").read_text()
+    assert str(summary["overall"]["refined_f1"]) in (tmp_path / "out/report.md").read_text()  # shown, not just kept
 
 
 def test_retrieval_mode_writes_report_and_missed_beside_the_summary(demo_runs):
     text = (demo_runs / "retrieval/report.md").read_text()
-    assert "| question type | n | sess@5 | sess@10 | ev@4k | ev@8k | ev@16k | ev@32k |" in text
-    assert "## Missed at 8000 characters: 0 of 8" in text
-    assert (demo_runs / "retrieval/missed.jsonl").read_text() == ""
+    summary = json.loads((demo_runs / "retrieval/summary.json").read_text())
+    assert all(f"{summary['overall'][m]}" in text for m in R.METRICS)  # the table shows the summary's figures
+    assert (demo_runs / "retrieval/missed.jsonl").read_text() == ""  # nothing missed on the demo
 
 
 def test_missed_questions_list_each_evidence_turn_with_its_ranks(tmp_path):
@@ -90,10 +90,9 @@ def test_missed_questions_list_each_evidence_turn_with_its_ranks(tmp_path):
                "overall": {"n": 3, **scores}, "by_type": {}}
     assert report.write_retrieval(summary, [missed, found, lost], tmp_path) == ["report.md", "missed.jsonl"]
     text = (tmp_path / "report.md").read_text()
-    assert "## Missed at 8000 characters: 2 of 3" in text
-    assert ("- `conv-26_q5` (multi-hop) When did Caroline move? — D3:5 rank 41 (session 3: rank 7), missing; "
-            "D4:1 rank 3 (session 4: rank 1), in context") in text
-    assert "- `conv-26_q7` (temporal) Q2? — D9:1 not ranked (session 9: not ranked), missing" in text
+    # the report lists the two missed questions with every evidence turn and its ranks, not the one found
+    assert all(fact in text for fact in ("conv-26_q5", "When did Caroline move?", "D3:5", "41", "D4:1", "conv-26_q7",
+                                         "D9:1")) and "conv-26_q6" not in text
     rows = [json.loads(x) for x in (tmp_path / "missed.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["conv-26_q5", "conv-26_q7"]
     assert rows[0]["evidence"][0] == {"name": "D3:5", "session_id": "3", "rank": 41, "session_rank": 7,

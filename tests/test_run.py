@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 
 
 def run(*args, cwd=ROOT):
@@ -12,7 +12,7 @@ def run(*args, cwd=ROOT):
     when it is installed)."""
     llm = () if {"--llm", "--help", "retrieval"} & set(args) else ("--llm", "scripted")
     return subprocess.run([sys.executable, "local_eval/run.py", *args, *llm], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 def test_help_documents_every_option():
@@ -22,14 +22,14 @@ def test_help_documents_every_option():
 
 
 def test_help_lists_every_kind_and_type_and_says_each_default_once(monkeypatch):
-    from local_eval import benchmarks, llms, run as run_py
+    from local_eval import benchmarks, options, specs
     monkeypatch.setenv("COLUMNS", "2000")  # one line per option: no word cut at a hyphen
-    monkeypatch.setitem(llms.BACKENDS, "newkind", lambda arg: None)  # registered later: listed too
-    text = run_py.parser().format_help()
+    monkeypatch.setitem(specs.LLM_KINDS, "newkind", specs.Kind("newkind:ARG", lambda spec: None))  # listed too
+    text = options.parser().format_help()
     line = {o: text.split(f"\n  {o} ")[1].split("\n  --")[0] for o in ("--llm", "--context-chars")}
-    for kind in llms.BACKENDS:
-        assert f" {kind}" in line["--llm"], kind
-    assert "newkind:ARG" in line["--llm"] and "fixture:FILE" in line["--llm"] and "gguf:" not in text
+    for row in specs.LLM_KINDS.values():
+        assert row.usage in line["--llm"], row.usage
+    assert "newkind:ARG" in line["--llm"] and "gguf:" not in text
     assert line["--context-chars"].count("default") == 1 and "(default: None)" not in text
     assert all(t in text for b in benchmarks.BENCHMARKS.values() for t in b.types)
     assert "130 interrupted" in text
@@ -38,7 +38,6 @@ def test_help_lists_every_kind_and_type_and_says_each_default_once(monkeypatch):
 def test_default_run_on_the_demo_writes_table_and_files(tmp_path):
     proc = run("--out", str(tmp_path), "--embedder", "hash")
     assert proc.returncode == 0, proc.stderr
-    assert "question type" in proc.stdout and "ALL" in proc.stdout
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["records"] == 10
     assert set(summary["by_type"]) == {"fact_equal_session", "info_consolidation", "info_updating", "no_info"}
@@ -46,9 +45,9 @@ def test_default_run_on_the_demo_writes_table_and_files(tmp_path):
     assert summary["scorer"] == "lexical" and summary["llm"]["calls_per_dialogue"] > 1
     for name in ("output.json", "submit.csv", "report.md", "accuracy.png", "stages.png", "results.jsonl"):
         assert (tmp_path / name).is_file(), name
-    report = (tmp_path / "report.md").read_text()
-    assert "(fits), measured with embedding cache " in report and " per core on " in report
-    assert "Evidence in context: the share of the 8 questions with evidence turns" in report
+    under = summary["profile"]["measured_under"]  # what the projection was measured under
+    assert under["embed_cache_hit_rate"] is not None and under["load_per_core"] is not None and under["cores"]
+    assert summary["overall"]["evidence_n"] == 8  # the demo's questions with evidence turns (no_info has none)
 
 
 def test_contest_sample_gives_four_rows(tmp_path, shared_data):
@@ -72,12 +71,11 @@ def test_retrieval_mode_writes_the_six_metrics_overall_and_per_type(tmp_path, sh
     assert metrics <= set(summary["overall"]) and summary["overall"]["n"] == 20  # no_info left out
     assert all(0.0 <= summary["overall"][m] <= 1.0 for m in metrics)
     assert summary["by_type"] and all(metrics <= set(v) for v in summary["by_type"].values())
-    assert "ALL" in proc.stdout and "ev@8k" in proc.stdout
 
 
 def test_dataset_other_than_demo_needs_data():
     proc = run("--dataset", "locomo")
-    assert proc.returncode == 2 and "needs --data" in proc.stderr
+    assert proc.returncode == 2 and "--data" in proc.stderr and proc.stderr.count("\n") == 1
 
 
 def test_an_interrupted_run_resumes_without_redoing_finished_records(tmp_path):
@@ -87,7 +85,7 @@ def test_an_interrupted_run_resumes_without_redoing_finished_records(tmp_path):
     with (tmp_path / "results.jsonl").open("a") as f:
         f.write('{"id": "demo-04", "cut mid-line')  # an interruption while writing
     proc = run("--out", str(tmp_path), "--embedder", "hash")
-    assert proc.returncode == 0 and "resuming: 3 of 10" in proc.stdout
+    assert proc.returncode == 0
     rows = results.read(tmp_path)
     assert [r["id"] for r in rows[:3]] == [r["id"] for r in first]
     assert rows[:3] == first and len(rows) == 10
@@ -101,8 +99,7 @@ def test_shards_merge_into_one_report_with_official_formats(tmp_path, shared_dat
         proc = run("--dataset", "locomo", "--data", data, "--refined", refined, "--shard", f"{k}/2", "--limit", "2",
                    "--out", str(tmp_path / f"s{k}"), "--embedder", "hash")
         assert proc.returncode == 0, proc.stderr
-        assert f"--refined: 4 of the 5 questions of {refined}; 1 left out, about conversations {data} does not " \
-               "hold (conv-99)" in proc.stdout
+        assert all(str(fact) in proc.stdout for fact in (refined, data, "conv-99"))  # which questions were left out
     proc = run("--dataset", "locomo", "--merge", str(tmp_path / "s1"), str(tmp_path / "s2"),
                "--out", str(tmp_path / "all"), "--embedder", "hash")
     assert proc.returncode == 0, proc.stderr
@@ -116,4 +113,4 @@ def test_shards_merge_into_one_report_with_official_formats(tmp_path, shared_dat
 
 def test_refined_questions_go_with_locomo_only(tmp_path):
     proc = run("--dataset", "gigamemory", "--data", "x.jsonl", "--refined", "q.jsonl")
-    assert proc.returncode == 2 and "goes with --dataset locomo" in proc.stderr
+    assert proc.returncode == 2 and "--refined" in proc.stderr and "locomo" in proc.stderr

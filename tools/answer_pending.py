@@ -16,11 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from local_eval.llms import make_llm  # noqa: E402
-from local_eval.llms.store import answer_pending  # noqa: E402
-from submit.memory.llm import BackendUnavailable  # noqa: E402
+from local_eval.specs import make_llm
+from local_eval.llms.store import answer_pending
+from submit.memory.llm import BackendUnavailable
 
 
 def main(argv=None) -> int:

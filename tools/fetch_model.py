@@ -20,9 +20,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
-from local_eval.llms.pins import MAIN, MODELS_DIR, PINS, SMALL, Pin  # noqa: E402
+from local_eval.llms.pins import MAIN, MODELS_DIR, PINS, SMALL, Pin
 
 CHUNK = 1 << 20
 _PART = re.compile(r"^[^/]+/data/part(\d+)\.bin$")

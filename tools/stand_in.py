@@ -19,8 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-from local_eval.llms import store as llm_store  # noqa: E402
+from local_eval.llms import store as llm_store
 
 IDS = "stand_in_ids.json"
 

@@ -11,10 +11,11 @@ Files are JSON lines of two kinds (extra fields such as `dialogue_id` are ignore
       place of `reply` answers as that verdict would
 A prompt is matched on what it holds — the user's message after the extraction prompt's own
 marker, the numbered records of a versions prompt, the two statements of a check — never on
-a prompt hash, so a fixture survives changes to the instructions. A message the files do not know gets `{"facts": []}`;
+a prompt hash, so a fixture survives changes to the instructions. A message the files do not know
+gets `{"facts": []}`;
 an unknown group of records gets an empty reply (unusable, so the slots' rule decides, as
-without the pass); any other schema prompt its empty instance; a prompt without a schema
-gets `ANSWER`. `stats` counts what was matched.
+without the pass); any other prompt with a schema its empty instance, any other prompt `ANSWER`.
+Each call is read by the purpose its caller gives (`llm.PURPOSES`). `stats` counts what was matched.
 """
 from __future__ import annotations
 
@@ -25,9 +26,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from submit import prompts
-from submit.memory import versions
-from submit.memory.facts import FACTS_SCHEMA
-from submit.memory.llm import LLM, BackendUnavailable, Generation, empty_instance
+from submit.memory.llm import EXTRACT, VERSIONS, VERSIONS_CHECK, LLM, BackendUnavailable, Generation, empty_instance
 
 ANSWER = "Ответ из фикстуры: модели ответа здесь нет."
 _SENTINEL = "\x00message\x00"
@@ -87,16 +86,16 @@ class FixtureLLM(LLM):
         self.markers = [message_marker(lang) for lang in ("ru", "en")]
         self.stats = Counter()
 
-    def _generate(self, chats, *, max_tokens, schema):
-        return [self._one(chat, schema) for chat in chats]
+    def _generate(self, chats, *, max_tokens, schema, purpose):
+        return [self._one(chat, schema, purpose) for chat in chats]
 
-    def _one(self, chat, schema) -> Generation:
+    def _one(self, chat, schema, purpose) -> Generation:
         content = chat[-1]["content"]
-        if schema == FACTS_SCHEMA:
+        if purpose == EXTRACT:
             reply = json.dumps({"facts": self._facts(self._message(content))}, ensure_ascii=False)
-        elif schema == versions.SCHEMA:
+        elif purpose == VERSIONS:
             reply = self._versions(content)
-        elif schema == versions.CHECK_SCHEMA:
+        elif purpose == VERSIONS_CHECK:
             reply = self._check(content)
         elif schema:
             self.stats["other_schema_prompts"] += 1

@@ -17,14 +17,13 @@ backend keeps its replies for the process (`memo=1`): a benchmark that asks seve
 questions over one dialogue builds the same extraction prompts for each and pays for them
 once; the ledger still counts their tokens, but the later records' answer_time is lower
 than a contest run's (`memo=0` for timings). Evaluation only: never in the contest zip.
-Built by `local_eval.llms.make_llm`.
+Built by `local_eval.specs` (the spec's `,key=value` options become `Options`).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import re
 import secrets
 import urllib.request
 import weakref
@@ -53,19 +52,17 @@ class Options:
     memo: int = 1  # 1: a prompt asked again gets the reply it got before
 
     @classmethod
-    def parse(cls, items: list[str]) -> "Options":
-        values = {}
-        for item in items:
-            key, eq, value = item.partition("=")
-            if not eq or key not in cls.__dataclass_fields__ or not value.isdigit():
-                raise BackendUnavailable(f"llama: {item!r} is not one of ctx=N, threads=N, prefix=0|1, memo=0|1")
-            values[key] = int(value)
-        return cls(**values)
+    def of(cls, values: dict) -> "Options":
+        """`Options.of({"ctx": "4096"}) == Options(ctx=4096)`: the spec's options, each a known key and digits."""
+        for key, value in values.items():
+            if key not in cls.__dataclass_fields__ or not value.isdigit():
+                raise BackendUnavailable(f"llama: {key}={value!r} is not one of ctx=N, threads=N, prefix=0|1, memo=0|1")
+        return cls(**{key: int(value) for key, value in values.items()})
 
 
-def parse_spec(arg: str) -> tuple[Path, Options]:
-    """`"qwen2.5-coder-0.5b,ctx=4096"` -> (.models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf, Options(ctx=4096))."""
-    model, *items = arg.split(",")
+def model_path(model: str) -> Path:
+    """`model_path("qwen2.5-coder-0.5b")` -> .models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf: a pinned name
+    or a GGUF path, which must be there."""
     if not model:
         raise BackendUnavailable("llama: spec must look like "
                                  "llama:FILE.gguf[,ctx=N][,threads=N][,prefix=0|1][,memo=0|1]")
@@ -73,27 +70,13 @@ def parse_spec(arg: str) -> tuple[Path, Options]:
     if not path.is_file():
         hint = f"; fetch it with tools/fetch_model.py {model}" if model in pins.PINS else ""
         raise BackendUnavailable(f"llama: no GGUF file at {str(path)!r}{hint}")
-    return path, Options.parse(items)
-
-
-def uses_local_model(spec: Optional[str]) -> bool:
-    """The spec runs a `llama:` model, also inside cache:/split: (`cache:DIR+llama:M`)."""
-    return bool(spec) and re.search(r"(^|[+;])llama:", spec) is not None
+    return path
 
 
 # One extraction prompt of the 1.5B, uncached, on two quiet cores (docs/local_model.md, "Speed");
 # a whole contest dialogue took 18 s a turn on a busy machine (bench/results/real_extraction.md).
 SECONDS_PER_TURN = 9.0
 LONG_EXTRACTION_S = 15 * 60
-
-
-def extracts_locally(spec: Optional[str]) -> bool:
-    """The spec's schema prompts (extraction, versions, check) go to a `llama:` model; in
-    `split:SCHEMA;TEXT` only SCHEMA's do (a replayed extraction costs nothing)."""
-    if spec and spec.startswith("split:"):
-        from . import split
-        spec = split.parse(spec[len("split:"):])[0]
-    return uses_local_model(spec)
 
 
 def extraction_note(records: list) -> str:
@@ -161,12 +144,12 @@ class LlamaBackend(LLM):
     # it: on the demo the 0.5B took ~5 s, the 1.5B ~19 s on a busy 2-core machine.
     prior_seconds_per_prompt = 10.0
 
-    def __init__(self, arg: str):
-        self.path, self.options = parse_spec(arg)
+    def __init__(self, model: str, options: Optional[dict] = None):
+        self.path, self.options = model_path(model), Options.of(options or {})
         self.engine = engine(self.path, self.options)
         self.memo: dict = {}  # sha256 of the request -> its Generation
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         from submit import guard
         ticket, out = guard.current(), []
         for chat in chats:

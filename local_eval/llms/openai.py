@@ -27,7 +27,7 @@ class OpenAIBackend(LLM):
         self.url, self.model, self.workers, self.timeout = url.rstrip("/"), model, workers, timeout
         self.api_key = os.environ.get("OPENAI_API_KEY", "EMPTY")
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         with ThreadPoolExecutor(self.workers) as pool:
             return list(pool.map(lambda c: self._one(c, max_tokens, schema), chats))
 

@@ -1,15 +1,16 @@
-"""`split:SCHEMA_SPEC;TEXT_SPEC`: schema prompts to one backend, every other prompt to another.
+"""`split:STRUCTURED_SPEC;TEXT_SPEC`: the memory's structured calls to one backend, every other call to another.
 
-The memory's structured calls (extraction, the versions pass and its check) all carry a
-JSON schema; the answer (and the shorten step) do not. Splitting on that lets a real reader
-answer over facts that come from elsewhere, e.g. the recorded extraction fixture read by
-the local model:
+The structured calls (extraction, the versions pass and its check: `llm.STRUCTURED`) go to
+the first backend; the answer, the shorten step and the abstention check (which reads the
+answer's material, though it carries a schema) to the second. The caller says each call's
+purpose, so nothing is guessed from the schema. This lets a real reader answer over facts
+that come from elsewhere, e.g. the recorded extraction fixture read by the local model:
     --llm 'split:fixture:../shared/data/gigamemory/extraction_fixture.jsonl;llama:.models/m.gguf'
 Both sides keep their own stores and counts; the ledger sees one backend.
 """
 from __future__ import annotations
 
-from submit.memory.llm import LLM, BackendUnavailable
+from submit.memory.llm import LLM, STRUCTURED
 
 
 class SplitLLM(LLM):
@@ -20,9 +21,9 @@ class SplitLLM(LLM):
         self.prior_seconds_per_prompt = structured.prior_seconds_per_prompt  # the budget plans extraction
         self.fell_back = structured.fell_back or text.fell_back
 
-    def _generate(self, chats, *, max_tokens, schema):
-        side = self.structured if schema else self.text
-        return side.generate(chats, max_tokens=max_tokens, schema=schema)
+    def _generate(self, chats, *, max_tokens, schema, purpose):
+        side = self.structured if purpose in STRUCTURED else self.text
+        return side.generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
 
     def count_tokens(self, text: str) -> int:
         return self.text.count_tokens(text)
@@ -31,11 +32,3 @@ class SplitLLM(LLM):
         self.structured.close()
         self.text.close()
 
-
-def parse(arg: str) -> tuple[str, str]:
-    """`parse("fixture:a.jsonl;llama:m.gguf") == ("fixture:a.jsonl", "llama:m.gguf")`"""
-    structured, semicolon, text = arg.partition(";")
-    if not semicolon or not structured.strip() or not text.strip():
-        raise BackendUnavailable("split: spec must look like 'split:SCHEMA_SPEC;TEXT_SPEC' "
-                                 "(quote it in the shell: the ';' ends a command there)")
-    return structured.strip(), text.strip()

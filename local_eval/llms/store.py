@@ -158,10 +158,11 @@ class CachingLLM(LLM):
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         _, keys = keyed(chats, max_tokens, schema)
         missing = [i for i, k in enumerate(keys) if k not in self.store.replies]
-        fresh = self.inner.generate([chats[i] for i in missing], max_tokens=max_tokens, schema=schema)
+        fresh = self.inner.generate([chats[i] for i in missing], max_tokens=max_tokens, schema=schema,
+                                    purpose=purpose)
         for i, generation in zip(missing, fresh):
             self.store.add(keys[i], generation.text, chats[i])
         made = dict(zip(missing, fresh))
@@ -186,7 +187,7 @@ class ReplayLLM(CachingLLM):
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4) if text else 0
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         keys, missing = self._misses(chats, max_tokens, schema)
         if missing:
             self.store.queue(missing)
@@ -225,7 +226,7 @@ class CollectLLM(ReplayLLM):
     def next_record(self) -> None:
         self._missed = False
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         keys, missing = self._misses(chats, max_tokens, schema)
         if missing and not self._missed:
             self.queued += self.store.queue(missing)

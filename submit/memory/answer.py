@@ -28,18 +28,17 @@ _GLUE = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "wi
 
 
 def build_prompt(question: str, context: Context, lang: str, facts: Sequence[FactLine] = (),
-                 question_date: Optional[str] = None, people: Optional[Sequence[str]] = None,
-                 ask: Optional[str] = None) -> list[dict]:
+                 question_date: Optional[str] = None, people: Sequence[str] = (),
+                 ask: Optional[str] = None, task: str = "answer") -> list[dict]:
     """The answer chat; facts are shown under their topics, each line with its session.
 
-    `people` (a chat between two named people) selects the prompt that speaks about them
-    instead of to "you". `ask` replaces the prompt's last line (the abstention check)."""
+    `task` is the profile's answer prompt (the one of a chat between people speaks about `people`, not to
+    "you"). `ask` replaces the prompt's last line (the abstention check)."""
     groups = [{"topic": lines[0].label, "lines": [render(line, lang) for line in lines]}
               for _, lines in group_lines(facts)]
-    task = "answer" if people is None else "answer_peer"
-    extra = {} if people is None else {"people": list(people)}
     return prompts.render(task, lang, question=question, context=context.text or "—", facts=groups,
-                          question_date=question_date, ask=ask or prompts.text(task, lang, "ask"), **extra)
+                          question_date=question_date, ask=ask or prompts.text(task, lang, "ask"),
+                          people=list(people))
 
 
 # The abstention check (Settings.abstain): "before" asks, with the answer prompt's material,
@@ -50,9 +49,10 @@ ABSTAIN_SCHEMA = {"type": "object", "properties": {"found": {"type": "boolean"}}
 ABSTAIN_MAX_TOKENS = 12  # '{"found": false}' is 6 tokens; room for a space or two
 
 
-def abstain_ask(lang: str, mode: str, draft: Optional[str] = None, peer: bool = False) -> str:
-    """The check's question, which takes the place of the answer prompt's last line."""
-    return prompts.text("abstain", lang, mode, draft=draft or "", people=peer)
+def abstain_ask(lang: str, mode: str, draft: Optional[str] = None, named: bool = False) -> str:
+    """The check's question, which takes the place of the answer prompt's last line; `named`
+    (the profile's): the material is what two people said, not what the user said."""
+    return prompts.text("abstain", lang, mode, draft=draft or "", people=named)
 
 
 def material_holds(reply: str) -> Optional[bool]:

@@ -18,25 +18,39 @@ owns the clock and feeds the measurements) and `dialogue` (which reads the level
 """
 from __future__ import annotations
 
+import math
 import statistics
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
+
+from .limits import amount, check_fields, count
 
 FULL, STRICT, TOP_TURNS, NO_EXTRACTION = 0, 1, 2, 3
 
+
 @dataclass(frozen=True)
 class BudgetSettings:
-    total_seconds: float = 6.5 * 3600  # 7 h for the answers, minus a margin for start-up
-    expected_dialogues: int = 1000
-    answer_ceiling_seconds: float = 150.0  # hard ceiling on one answer, from its own start
+    """The time budget's part of the settings tree (`submit.config.Config.budget`)."""
+    hours: float = field(default=6.5, metadata=amount(1000.0))  # of the 7 allowed, a margin kept for start-up
+    expected_dialogues: int = field(default=1000, metadata=count(1, 10_000_000))  # the hidden set's size, planned for
+    # The hard ceiling on one answer, from its own start; far below threading's TIMEOUT_MAX (an
+    # `inf` ceiling once raised OverflowError out of answer_to_question).
+    answer_ceiling_s: float = field(default=150.0, metadata=amount(7 * 24 * 3600.0))
     ceiling_share: float = 0.7  # plan a dialogue to finish well inside its ceiling
     window: int = 20  # dialogues the learned rates average over (the backend may change speed)
     calibration_prompts: int = 16  # the first dialogue's batch when no rate is known
     min_top_turns: int = 4  # fewer affordable prompts than this: no extraction at all
     remeasure_every: int = 10  # dialogues without extraction before a small batch re-measures the rate
+
+    def __post_init__(self):
+        check_fields(self)
+
+    @property
+    def total_seconds(self) -> float:
+        return self.hours * 3600
 
     @property
     def share(self) -> float:
@@ -50,6 +64,9 @@ class Plan:
     allowance_s: float  # seconds this dialogue may spend and keep the run on schedule
     projected_s: float  # seconds the plan is expected to take, by the learned rates
     calibration: bool = False  # a small first batch to measure an unknown backend
+
+
+UNPLANNED = Plan(FULL, 0, math.inf, 0.0)  # no budget: every candidate extracted (tests, bench scripts)
 
 
 class TimeBudget:
@@ -97,7 +114,7 @@ class TimeBudget:
         s = self.settings
         left = s.total_seconds - (self.clock() - self.started)
         per_dialogue = left / max(1, s.expected_dialogues - self.answered)
-        return max(0.0, min(per_dialogue, s.ceiling_share * s.answer_ceiling_seconds))
+        return max(0.0, min(per_dialogue, s.ceiling_share * s.answer_ceiling_s))
 
     def plan(self, prompts: Mapping[int, int]) -> Plan:
         """The best extraction that fits; `prompts` = candidate prompts at FULL, STRICT, TOP_TURNS."""
@@ -126,7 +143,7 @@ class TimeBudget:
 
     def remaining(self, answer_started: float) -> float:
         """Seconds left under the hard ceiling for an answer that started at `answer_started`."""
-        return self.settings.answer_ceiling_seconds - (self.clock() - answer_started)
+        return self.settings.answer_ceiling_s - (self.clock() - answer_started)
 
     def done(self) -> None:
         self.answered += 1

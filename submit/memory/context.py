@@ -4,9 +4,9 @@
 budget, and returns a `Context` that records exactly which turns it holds (provenance),
 for the answer step and for evaluation. Where a session has a date, relative time in a
 turn ("last week") gets its dates in brackets (`timeref`), so the reader need not count
-days. In a chat between two people (`peer`) each line is the speaker's own "Name: text",
-with no user/assistant label: each session's opener plays the user, so that label would
-flip between the two people. Called by `dialogue` and local_eval's retrieval metrics.
+days. In a chat between two named people (`named`, the profile's) each line is the speaker's
+own "Name: text", with no user/assistant label: each session's opener plays the user, so that
+label would flip between the two people. Called by `dialogue` and local_eval's retrieval metrics.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from datetime import date
 from typing import Iterable, Optional
 
 from .timeref import annotate, text_lang
-from .turns import Turn, TurnStore, speaker_of, speakers
+from .turns import Turn, TurnStore, speaker_of
 
 ROLE_LABELS = {"ru": {"user": "Пользователь", "assistant": "Ассистент"},
                "en": {"user": "User", "assistant": "Assistant"}}
@@ -33,17 +33,6 @@ class Context:
         return len(self.text)
 
 
-def named_sides(store: TurnStore, share: float = 0.8) -> bool:
-    """True when most turns of both sides open with a speaker's name, and there are two names."""
-    sides: dict = {}
-    for turn in store.turns:
-        if turn.text.strip() and turn.role in ("user", "assistant"):
-            sides.setdefault(turn.role, []).append(speaker_of(turn.text))
-    if len(sides) < 2 or len(speakers(store, 2)) < 2:
-        return False
-    return all(sum(1 for name in names if name) >= share * len(names) for names in sides.values())
-
-
 def clip(text: str, limit: int) -> str:
     """Long pasted texts keep their head and tail; the middle rarely says who the user is."""
     if len(text) <= limit:
@@ -53,14 +42,14 @@ def clip(text: str, limit: int) -> str:
 
 
 def pack(store: TurnStore, ranked: Iterable[Turn], budget: int, lang: str = "ru",
-         max_turn_chars: int = 1200, peer: bool = False) -> Context:
+         max_turn_chars: int = 1200, named: bool = False) -> Context:
     """Greedy by rank: a turn goes in when its rendered line still fits the budget."""
     chosen, used, seen_sessions = [], 0, set()
     for turn in ranked:
         header = 0 if turn.session_id in seen_sessions else len(_header(store, turn, lang)) + 2
         if used + len(clip(turn.text, max_turn_chars)) + 1 + header > budget:
             continue  # too long before its label and time brackets are added: not worth rendering
-        line = _line(store, turn, lang, max_turn_chars, peer)
+        line = _line(store, turn, lang, max_turn_chars, named)
         if used + len(line) + 1 + header > budget:
             continue
         chosen.append((turn, line))
@@ -77,20 +66,20 @@ def _header(store: TurnStore, turn: Turn, lang: str) -> str:
     return f"{label} ({date})" if date else label
 
 
-def _line(store: TurnStore, turn: Turn, lang: str, max_turn_chars: int, peer: bool) -> str:
+def _line(store: TurnStore, turn: Turn, lang: str, max_turn_chars: int, named: bool) -> str:
     """`User: …` / `Caroline: …`, clipped, relative time resolved where the session is dated."""
-    key = (turn.idx, store.date_of(turn), lang, max_turn_chars, peer)
+    key = (turn.idx, store.date_of(turn), lang, max_turn_chars, named)
     line = store.rendered.get(key)
     if line is None:
-        line = store.rendered[key] = _render(turn, store.day_of(turn), lang, max_turn_chars, peer)
+        line = store.rendered[key] = _render(turn, store.day_of(turn), lang, max_turn_chars, named)
     return line
 
 
-def _render(turn: Turn, day: Optional[date], lang: str, max_turn_chars: int, peer: bool) -> str:
+def _render(turn: Turn, day: Optional[date], lang: str, max_turn_chars: int, named: bool) -> str:
     text = clip(turn.text, max_turn_chars)
     if day:
         text = annotate(text, day, text_lang(text))
-    if peer and speaker_of(text):
+    if named and speaker_of(text):
         return text
     return f"{ROLE_LABELS[lang].get(turn.role, turn.role)}: {text}"
 

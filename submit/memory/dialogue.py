@@ -8,6 +8,7 @@ kept in `timings` for the profiler. Called by `model_inference`.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 import time
@@ -16,20 +17,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..fallbacks import EMPTY_ANSWER, MEMORY_ANSWER
 from . import answer as answer_step
 from . import budget
 from . import facts as fact_step
-from .context import Context, named_sides, pack
+from .context import Context, pack
 from .embed import Embedder
 from .index import IndexSettings, KeyIndex
 from .lexical import tokenize
-from .llm import LLM, Ledger
-from .retrieve import Hit, RetrieveSettings, is_peer_chat, search
+from .limits import check_fields, count, one_of
+from .llm import ABSTAIN, ANSWER, EXTRACT, LLM, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
+from .profiles import Profile, Profiles, profile_of
+from .retrieve import Hit, RetrieveSettings, search
 from . import versions
 from .slots import FactLine, Slots, group_lines, render, topic_of
 from . import topics
 from .timeref import annotate
-from .turns import USER, TurnStore, speakers
+from .turns import USER, TurnStore
 
 RECALL_TURNS = 10  # best-ranked turns searched for a sentence when answering without the LLM
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -37,15 +41,24 @@ _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 
 @dataclass(frozen=True)
 class Settings:
-    context_chars: int = 8000
-    max_turn_chars: int = 1200
-    answer_max_tokens: int = 100
-    extract: bool = True  # per-pair fact extraction with the LLM
-    extract_max_tokens: int = 256
+    """The dialogue memory's part of the settings tree (`submit.config.Config.memory`): every
+    default stated once, here; local_eval and bench scripts take them from here too."""
+    context_chars: int = field(default=8000, metadata=count(1, 10_000_000))  # the packed evidence's budget
+    max_turn_chars: int = field(default=1200, metadata=count(1, 10_000_000))  # a longer turn keeps head and tail
+    answer_max_tokens: int = field(default=100, metadata=count(1, 32_768))
+    # Extract facts and show them to the answer step; False answers from the excerpts alone.
+    facts: bool = True
+    extract_max_tokens: int = field(default=256, metadata=count(1, 32_768))
     versions: bool = True  # the supersession pass: the LLM decides which fact replaced which
-    versions_check: bool = True  # then each link it would make is checked on its own two statements
-    shorten: bool = False  # a second call cuts the answer to what the question asks (off in the contest)
-    abstain: str = "off"  # the abstention check: "before" the answer, "after" it (of the draft), or "off"
+    versions_max_tokens: int = field(default=256, metadata=count(1, 32_768))  # output cap of each versions call
+    # Then each link it would make is checked on its own two statements (docs/log.md, "Facts and versions").
+    versions_check: bool = True
+    # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
+    # LoCoMo, whose strict judge fails supported extra detail; the contest path leaves it off).
+    shorten: bool = False
+    # The abstention check: one yes/no call on the answer prompt's material, "before" the answer or
+    # "after" it (of the draft); a clear "no" declines.
+    abstain: str = field(default="off", metadata=one_of(answer_step.ABSTAIN_MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
     # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/lists.py).
@@ -53,12 +66,15 @@ class Settings:
     fact_chars: int = 2400
     nearest_facts_first: int = 5
     topic_labels: int = 1  # the topics nearest the question whose facts count as its topic
-    # The shown facts' turns are favoured in the ranking (`RetrieveSettings.fact_turn_weight`)
-    # when the dialogue holds at least this many times as many current facts as are shown.
+    # The shown facts' turns are favoured in the ranking (the profiles' "favoured" stage) when the
+    # dialogue holds at least this many times as many current facts as are shown.
     fact_turns_min_ratio: float = 2.0
-    top_turns_when_late: int = 48  # budget level 2: extract only from these best-ranked user turns
     index: IndexSettings = IndexSettings()
     retrieve: RetrieveSettings = RetrieveSettings()
+    profiles: Profiles = Profiles()  # what each kind of chat changes (profiles.py)
+
+    def __post_init__(self):
+        check_fields(self)
 
 
 @dataclass
@@ -87,6 +103,7 @@ class DialogueMemory:
         self._indexed = 0  # turns already handed to the index
         self._extracted = 0  # turns already seen by extraction
         self._query: tuple = (None, None)  # (question, its embedding)
+        self._profile: tuple = (None, None)  # (turns written when it was decided, the profile)
         self.started = time.monotonic()  # the first write: the dialogue's clock for the budget
 
     @contextmanager
@@ -101,37 +118,37 @@ class DialogueMemory:
         with self.stage("write"):
             self.store.add_pair(messages)
 
-    def answer(self, question: str, use_facts: bool = True, level: int = budget.FULL) -> Answer:
+    def answer(self, question: str, use_facts: bool = True, plan: budget.Plan = budget.UNPLANNED) -> Answer:
         """The answer record; `use_facts=False` answers from raw evidence alone (a fallback rung);
-        `level` is the time budget's degradation level for extraction."""
+        `plan` is the time budget's for this answer: how much extraction it affords."""
         lang = answer_step.detect_lang(question)
-        if use_facts and self.settings.extract and level < budget.NO_EXTRACTION:
-            only = self._top_user_turns(question) if level >= budget.TOP_TURNS else None
-            self.extract_pending(strict=level >= budget.STRICT, only=only)
+        if use_facts and self.settings.facts and plan.level < budget.NO_EXTRACTION:
+            only = self._top_user_turns(question, plan.prompts) if plan.level >= budget.TOP_TURNS else None
+            self.extract_pending(strict=plan.level >= budget.STRICT, only=only)
         lines, favoured = self.choose_facts(question) if use_facts else ([], frozenset())
         hits = self.rank(question, favoured)  # after extraction, so the new fact keys take part
         with self.stage("pack"):
-            context = self._pack(hits, lang)
+            context = self.packed(hits, lang)
         if not context.turn_ids and not lines:  # nothing remembered: nothing for a model to read
             return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang,
                           timings=dict(self.timings))
         def prompt(ask: Optional[str] = None) -> list:
             return answer_step.build_prompt(question, context, lang, facts=lines, ask=ask,
                                             question_date=self.store.question_date,
-                                            people=speakers(self.store, 2) if self.peer else None)
+                                            people=self.profile.people(self.store), task=self.profile.answer_prompt)
         declined = self.settings.abstain == "before" and self._declines(prompt, lang, "before")
         text = None if declined else self._draft(prompt(), question, lang)
         if text and text != answer_step.NO_INFO[lang] and self.settings.abstain == "after":
             declined = self._declines(prompt, lang, "after", text)
         return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
                       context=context, lang=lang, facts=tuple(lines), declined=declined,
-                      fallback=None if text or declined else "empty_answer", timings=dict(self.timings))
+                      fallback=None if text or declined else EMPTY_ANSWER, timings=dict(self.timings))
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
         """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""
         with self.stage("answer"):
-            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
-        self.ledger.add("answer", [generation])
+            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens, purpose=ANSWER)[0]
+        self.ledger.add(ANSWER, [generation])
         text = answer_step.clean_answer(generation.text)
         if text and self.settings.shorten:
             text = self._shorten(question, text, lang)
@@ -141,11 +158,11 @@ class DialogueMemory:
         """The abstention check: the answer prompt's material, and instead of its last line the
         question whether that material holds the answer (or supports the draft). True only on
         a clear "no"; an unreadable reply lets the answer stand."""
-        chat = prompt(answer_step.abstain_ask(lang, mode, draft, self.peer))
+        chat = prompt(answer_step.abstain_ask(lang, mode, draft, self.profile.named))
         with self.stage("abstain"):
             generation = self.llm.generate([chat], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
-                                           schema=answer_step.ABSTAIN_SCHEMA)[0]
-        self.ledger.add("abstain", [generation])
+                                           schema=answer_step.ABSTAIN_SCHEMA, purpose=ABSTAIN)[0]
+        self.ledger.add(ABSTAIN, [generation])
         return answer_step.material_holds(generation.text) is False
 
     def recall(self, question: str) -> Optional[Answer]:
@@ -159,7 +176,7 @@ class DialogueMemory:
             return None
         lang = answer_step.detect_lang(question)
         return Answer(text=text, context=self.build_context(question, lang), lang=lang,
-                      fallback="memory_answer", timings=dict(self.timings))
+                      fallback=MEMORY_ANSWER, timings=dict(self.timings))
 
     def best_sentence(self, question: str) -> Optional[tuple[int, str]]:
         """(turn index, sentence) behind `recall`, or None."""
@@ -182,14 +199,15 @@ class DialogueMemory:
         if chat is None:
             return draft
         with self.stage("shorten"):
-            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens)[0]
-        self.ledger.add("shorten", [generation])
+            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens, purpose=SHORTEN)[0]
+        self.ledger.add(SHORTEN, [generation])
         return answer_step.shortened(draft, question, generation.text)
 
-    def _top_user_turns(self, question: str) -> set:
+    def _top_user_turns(self, question: str, n: int) -> set:
+        """The `n` best-ranked user turns: the only ones extracted when the plan affords no more."""
         hits = self.rank(question)
         user = [h.turn_idx for h in hits if self.store.turns[h.turn_idx].role == "user"]
-        return set(user[: self.settings.top_turns_when_late])
+        return set(user[:n])
 
     def extract_pending(self, strict: bool = False, only: Optional[set] = None) -> list:
         """Facts from every pair written since the last call, in one batched LLM call.
@@ -197,8 +215,8 @@ class DialogueMemory:
         `strict` drops very short messages; `only` keeps just those turn ids (budget levels)."""
         turns = self.store.turns
         with self.stage("extract"):
-            peer = self.peer
-            candidates = fact_step.prefilter(turns[self._extracted:], self.extraction, peer)
+            profile = self.profile
+            candidates = fact_step.prefilter(turns[self._extracted:], self.extraction, profile)
             self._extracted = len(turns)
             if strict:
                 candidates = [c for c in candidates if len(c.text) >= fact_step.STRICT_MIN_CHARS]
@@ -208,18 +226,18 @@ class DialogueMemory:
                 return []
             lang = answer_step.detect_lang(" ".join(c.text for c in candidates[:20]))
             candidates = [self._dated(c, lang) for c in candidates]
-            chats = fact_step.build_prompts(candidates, lang, peer)
+            chats = fact_step.build_prompts(candidates, lang, profile)
             generations = self.llm.generate(chats, max_tokens=self.settings.extract_max_tokens,
-                                            schema=fact_step.FACTS_SCHEMA)
-            self.ledger.add("extract", generations)
+                                            schema=fact_step.FACTS_SCHEMA, purpose=EXTRACT)
+            self.ledger.add(EXTRACT, generations)
             new = [f for c, g in zip(candidates, generations)
-                   for f in fact_step.parse_facts(g.text, c, self.extraction, peer)]
+                   for f in fact_step.parse_facts(g.text, c, self.extraction, profile.named)]
             fresh = self.add_facts(new)
             if fresh and self.settings.versions and not strict:
-                self.ledger.add("versions", versions.decide(
-                    self.llm, self.slots, fresh, lang, versions.MAX_TOKENS, self.extraction))
+                self.ledger.add(VERSIONS, versions.decide(
+                    self.llm, self.slots, fresh, lang, self.settings.versions_max_tokens, self.extraction))
                 if self.settings.versions_check:
-                    self.ledger.add("versions_check", versions.check(self.llm, self.slots, lang, self.extraction))
+                    self.ledger.add(VERSIONS_CHECK, versions.check(self.llm, self.slots, lang, self.extraction))
         return new
 
     def _dated(self, candidate, lang: str):
@@ -248,14 +266,15 @@ class DialogueMemory:
         with self.stage("embed"):
             self.index.embed_pending()
 
-    def rank(self, question: str, favoured: frozenset = frozenset()) -> list[Hit]:
+    def rank(self, question: str, favoured: frozenset = frozenset(), explain: bool = False) -> list[Hit]:
         """Every indexed turn, best first, for this question; `favoured` turns (those of the
-        facts the answer shows) get a bonus."""
+        facts the answer shows) get a bonus; `explain` keeps each stage's share of each hit."""
         self.index_pending()
         with self.stage("embed"):
             query = self._query_vector(question)
         with self.stage("retrieve"):
-            return search(self.index, self.store, question, query, self.settings.retrieve, favoured)
+            return search(self.index, self.store, question, query, self.settings.retrieve, self.profile, favoured,
+                          explain)
 
     def _query_vector(self, question: str):
         """The question's embedding, computed once per question (rank and fact_lines share it)."""
@@ -264,18 +283,27 @@ class DialogueMemory:
         return self._query[1]
 
     def build_context(self, question: str, lang: str, budget: Optional[int] = None) -> Context:
-        return self._pack(self.rank(question), lang, budget)
+        return self.packed(self.rank(question), lang, budget)
 
-    def _pack(self, hits: list, lang: str, budget: Optional[int] = None) -> Context:
+    def packed(self, hits: list, lang: str, budget: Optional[int] = None) -> Context:
+        """The ranked turns packed into `budget` characters (the settings' by default), as the answer sees them."""
         return pack(self.store, [self.store.turns[h.turn_idx] for h in hits],
-                    budget or self.settings.context_chars, lang, self.settings.max_turn_chars, self.peer)
+                    budget or self.settings.context_chars, lang, self.settings.max_turn_chars, self.profile.named)
+
+    def under(self, settings: Settings) -> "DialogueMemory":
+        """This memory read under other settings (a sweep's): the same turns, index and facts.
+        Settings that change what is indexed or extracted need a memory built with them."""
+        view = copy.copy(self)
+        view.settings, view._profile = settings, (None, None)
+        return view
 
     @property
-    def peer(self) -> bool:
-        """A chat between two named people (LoCoMo: "Caroline: …" on both sides, short turns), not
-        with an assistant: extraction reads both sides, lines and the answer prompt use the names.
-        Short replies alone are not enough: a terse assistant is still an assistant."""
-        return is_peer_chat(self.store, self.settings.retrieve.peer_max_median_chars) and named_sides(self.store)
+    def profile(self) -> Profile:
+        """The dialogue's kind of chat (`profiles.profile_of`), decided once for the turns written
+        so far: extraction, ranking, lines and prompts all read this one value."""
+        if self._profile[0] != len(self.store.turns):
+            self._profile = (len(self.store.turns), profile_of(self.store, self.settings.profiles))
+        return self._profile[1]
 
     def fact_lines(self, question: str) -> list[FactLine]:
         """The fact lines the answer prompt shows for this question (`choose_facts`)."""
@@ -307,7 +335,7 @@ class DialogueMemory:
 
     def question_topic(self, question: str, facts: list):
         """Fact -> whether it is of the topic the question names (`topics.in_topic`)."""
-        words = topics.topic_words(question, speakers(self.store, 2) if self.peer else ())
+        words = topics.topic_words(question, self.profile.people(self.store))
         labels = self.topic_labels(question, facts)
         return lambda fact: topics.in_topic(fact, words, labels)
 

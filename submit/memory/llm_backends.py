@@ -89,7 +89,7 @@ class VLLMBackend(LLM):
             chat = shorten_chat(chat, (self.max_model_len - max_tokens) / max(len(ids), 1) * 0.9)
         raise ValueError("prompt does not fit the context even after shortening")
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         from vllm import SamplingParams, TokensPrompt
         from vllm.sampling_params import GuidedDecodingParams
         prompts = [TokensPrompt(prompt_token_ids=self.encode(c, max_tokens)) for c in chats]
@@ -144,7 +144,7 @@ class HFBackend(LLM):
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False)) if text else 0
 
-    def _generate(self, chats, *, max_tokens, schema):
+    def _generate(self, chats, *, max_tokens, schema, purpose):
         out = []
         for start in range(0, len(chats), self.batch_size):
             out += self._batch(chats[start:start + self.batch_size], max_tokens)

@@ -1,16 +1,14 @@
-"""Retrieval: a question -> turns ranked by a fusion of dense and BM25 evidence.
+"""Retrieval: a question -> turns ranked by a fusion of dense and BM25 evidence, then stages.
 
-In a user–assistant chat the dense query first moves towards its best user keys
-(`expand_query`). Each key's score goes to the turn it points to (best key wins); the two
-rankings are fused (`fuse`), then each turn gets a share of its session's strength, so evidence
-spread over a session's turns and sessions that keep coming up rank together. In a peer
-chat (two people writing short turns, like LoCoMo) the dense query instead drops the
-speakers' names and the dialogue's common direction (`peer_query`), its best hits query
-again on their own (`with_hit_queries`), a turn also takes a share of its neighbours'
-scores, a turn by a speaker the question names gets a bonus, and so does a turn of a
-session held in the period the question names (`period`). The turns of the facts the
-answer shows get a bonus too (`favoured`). `rank_sessions` aggregates turns into sessions.
-Called by `dialogue` and local_eval.
+The dialogue's profile (`profiles.Profile`) says how: its query step (`QUERIES`) gives each
+turn its best dense and BM25 key scores. In a user–assistant chat the dense query moves towards
+its best user keys and BM25 also searches the lemmas they share (`feedback_query`); in a chat
+between people it drops the speakers' names and the dialogue's common direction, and its best
+hits query again on their own (`nameless_query`, `with_hit_queries`). The two are fused
+(`fuse`), then the profile's stages (`STAGES`: the neighbours' and the session's share, the
+speaker the question names, the period it names, the turns of the facts the answer shows) are
+folded over the scores in order; `search(explain=True)` keeps each stage's share of each hit.
+`rank_sessions` aggregates turns into sessions. Called by `dialogue` and local_eval.
 """
 from __future__ import annotations
 
@@ -18,12 +16,13 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Collection
+from typing import Callable, Collection
 
 import numpy as np
 
 from .index import KeyIndex
 from .lexical import tokenize
+from .profiles import ASSISTANT_CHAT, FeedbackQuery, NamelessQuery, Profile, Stage
 from .timeref.periods import named_period
 from .turns import USER, TurnStore, speaker_of, speakers
 
@@ -34,6 +33,7 @@ class Hit:
     score: float
     dense: float  # best dense key score of the turn (cosine), -1 if none
     lexical: float  # best BM25 key score of the turn, 0 if none
+    shares: tuple = ()  # with `search(explain=True)`: ("fused", s), then (stage, what it added), in order
 
 
 @dataclass(frozen=True)
@@ -42,57 +42,20 @@ class RetrieveSettings:
     # Weights measured on LongMemEval_S, LoCoMo and Russian dev (bench/retrieval.py): e5
     # cosines vary by ~0.1 between relevant and not, so BM25 gets a small weight.
     lexical_weight: float = 0.1  # weight of max-normalized BM25 next to cosine similarity
-    session_weight: float = 0.3  # share of the session's best score added to each turn
     # Turns with no dense key (long assistant replies) rank by BM25 alone, on a smaller
     # weight: their many generic words match questions without holding user facts.
     lexical_only_weight: float = 0.05
     # ... unless the question asks what the assistant said ("remind me what you recommended").
     assistant_question_weight: float = 0.3
-    # Peer chats (the second side writes short turns too: LoCoMo's two friends) stay on one
-    # topic for several turns, so a turn also takes a share of its best neighbour's score
-    # and sessions weigh more. Measured on LoCoMo dev, LongMemEval_S and Russian dev
-    # (README): it helps the first and hurts the other two, hence the gate.
-    peer_max_median_chars: int = 400  # median length of the second side's turns
-    peer_session_weight: float = 0.5
-    peer_neighbor_weight: float = 0.5
-    # A turn that opens with a speaker's name ("Caroline: ...") the question names (any chat;
-    # assistant chats rarely open turns so). In LoCoMo, a question that names one person has
-    # nearly all its evidence in that person's turns. 0.12: chosen held-out, as below.
-    speaker_weight: float = 0.12
-    # Peer chats' dense query (`peer_query`), chosen leave-one-conversation-out on LoCoMo
-    # (bench/locomo_cv.py, README): the share taken by the question with the speakers' names
-    # replaced by "someone", and the share of the dialogue's mean key vector taken away.
-    peer_nameless_weight: float = 1.0
-    peer_centroid_weight: float = 0.3
-    # Pseudo-relevance feedback in user-assistant chats (`expand_query`): the dense query is
-    # moved towards its 3 best user keys, half weight. It lifts LongMemEval's multi-session
-    # questions and costs LoCoMo (hence not in peer chats); numbers in the README.
-    feedback_keys: int = 3
-    feedback_weight: float = 0.5
-    # ... and BM25 also searches the 5 lemmas those best user turns share (`feedback_terms`),
-    # at the question's own weight. Numbers in the README.
-    feedback_terms: int = 5
-    feedback_terms_weight: float = 1.0
-    # Peer chats: each of the `hit_queries` best keys (of distinct turns) also queries on its own,
-    # and a key's cosine becomes (1 - w) x its own + w x its best cosine to one of them
-    # (`with_hit_queries`). Chosen leave-one-conversation-out on LoCoMo (bench/locomo_cv.py,
-    # bench/results/lists.md): multi-hop questions gather items said in other sessions.
-    hit_queries: int = 2
-    hit_query_weight: float = 0.2
-    # In a peer chat, a question that names a period ("on 25 May, 2022", "last Saturday":
-    # `period`) gives turns of sessions held in it, or up to `period_after_days` after it (an
-    # event is told in the next chat), this bonus; periods longer than `period_max_days` say
-    # too little. Chosen leave-one-conversation-out on LoCoMo (README): 0.2 and 3 days in 4
-    # folds of 5. Not in user-assistant chats: LongMemEval_S's questions with a period
-    # ("a week ago", their evidence spread over older sessions too) gained nothing at any
-    # weight from 0.02 to 0.2 and lost session recall at 0.2.
-    period_weight: float = 0.2
-    period_after_days: int = 3
-    period_max_days: int = 31
-    # The turns the answer's fact lines came from (`search(favoured=...)`) get this bonus: the
-    # facts of a topic the question names bring their own messages into the excerpts, so a list
-    # answer finds every item twice (bench/lists.py, README). Nothing in retrieval-only runs.
-    fact_turn_weight: float = 0.05
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What every stage may read: the question, its dialogue, the fused scores, the favoured turns."""
+    store: TurnStore
+    question: str
+    fused: dict
+    favoured: frozenset
 
 
 ASKS_ASSISTANT = re.compile(
@@ -131,41 +94,60 @@ def fuse(dense: dict, lexical: dict, settings: RetrieveSettings) -> dict:
 
 
 def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
-           settings: RetrieveSettings = RetrieveSettings(), favoured: Collection[int] = ()) -> list[Hit]:
-    """All turns with any key, best first; `favoured` turns (the sources of the facts the answer
-    shows) get `fact_turn_weight`."""
+           settings: RetrieveSettings = RetrieveSettings(), profile: Profile = ASSISTANT_CHAT,
+           favoured: Collection[int] = (), explain: bool = False) -> list[Hit]:
+    """All turns with any key, best first: the profile's query step, the fusion, then its stages in
+    order; `favoured` turns (the sources of the facts the answer shows) feed the "favoured" stage.
+    With `explain` each hit keeps its fused score and what each stage added (`Hit.shares`)."""
     if asks_about_assistant(question):
         settings = replace(settings, lexical_only_weight=settings.assistant_question_weight)
-    peer = is_peer_chat(store, settings.peer_max_median_chars)
-    if peer and settings.method != "bm25":
-        query_vector = peer_query(index, store, question, query_vector, settings)
+    dense, lexical = QUERIES[profile.query.name](index, store, question, query_vector, settings, profile.query)
+    fused = fuse(dense, lexical, settings)
+    ask = Ask(store, question, fused, frozenset(favoured))
+    scores, shares = fused, {t: [("fused", s)] for t, s in fused.items()} if explain else None
+    for stage in profile.stages:
+        if not stage.weight:
+            continue
+        before, scores = scores, STAGES[stage.name](scores, stage, ask)
+        if explain:
+            for t, s in scores.items():
+                shares[t].append((stage.name, s - before[t]))
+    hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0), tuple(shares[t]) if explain else ())
+            for t, s in scores.items()]
+    hits.sort(key=lambda h: (-h.score, h.turn_idx))
+    return hits
+
+
+def feedback_query(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
+                   settings: RetrieveSettings, query: FeedbackQuery) -> tuple[dict, dict]:
+    """(dense, BM25) best key score per turn in a user–assistant chat: the dense query moved towards
+    its best user keys (`expand_query`), BM25 joined by the terms the best user turns share."""
     dense_scores, dense_keys = index.dense_search(query_vector)
-    if settings.feedback_keys and not peer and settings.method != "bm25":
+    if query.keys and settings.method != "bm25":
         dense_scores, dense_keys = index.dense_search(
-            expand_query(index, query_vector, dense_scores, settings.feedback_keys, settings.feedback_weight))
-    if settings.hit_queries and peer and settings.method != "bm25":
-        dense_scores = with_hit_queries(index, dense_scores, dense_keys, settings.hit_queries,
-                                        settings.hit_query_weight)
+            expand_query(index, query_vector, dense_scores, query.keys, query.weight))
     question_tokens = tokenize(question)
     lexical_scores, lexical_keys = index.lexical_search_tokens(question_tokens)
     dense = best_per_turn(dense_scores, dense_keys)
     lexical = best_per_turn(lexical_scores, lexical_keys)
-    if settings.feedback_terms and not peer and settings.method == "hybrid":
-        lexical = _with_feedback_terms(index, store, question_tokens, dense, lexical, settings)
-    fused = fuse(dense, lexical, settings)
-    scores = _neighbor_boost(fused, store, settings.peer_neighbor_weight) if peer else fused
-    session_weight = settings.peer_session_weight if peer else settings.session_weight
-    if session_weight:
-        scores = _session_boost(scores, fused, store, session_weight)
-    if settings.speaker_weight:
-        scores = _speaker_boost(scores, store, question, settings.speaker_weight)
-    if peer and settings.period_weight:
-        scores = _period_boost(scores, store, question, settings)
-    if favoured and settings.fact_turn_weight:
-        scores = {t: s + settings.fact_turn_weight * (t in favoured) for t, s in scores.items()}
-    hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0)) for t, s in scores.items()]
-    hits.sort(key=lambda h: (-h.score, h.turn_idx))
-    return hits
+    if query.terms and settings.method == "hybrid":
+        lexical = _with_feedback_terms(index, store, question_tokens, dense, lexical, query)
+    return dense, lexical
+
+
+def nameless_query(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
+                   settings: RetrieveSettings, query: NamelessQuery) -> tuple[dict, dict]:
+    """(dense, BM25) best key score per turn in a chat between people: the dense query without the
+    speakers' names and the dialogue's common direction (`people_vector`), each of its best hits
+    querying on its own too (`with_hit_queries`)."""
+    dense_on = settings.method != "bm25"
+    if dense_on:
+        query_vector = people_vector(index, store, question, query_vector, query)
+    dense_scores, dense_keys = index.dense_search(query_vector)
+    if query.hits and dense_on:
+        dense_scores = with_hit_queries(index, dense_scores, dense_keys, query.hits, query.hit_weight)
+    lexical_scores, lexical_keys = index.lexical_search_tokens(tokenize(question))
+    return best_per_turn(dense_scores, dense_keys), best_per_turn(lexical_scores, lexical_keys)
 
 
 def expand_query(index: KeyIndex, query_vector: np.ndarray, scores: np.ndarray, k: int,
@@ -203,24 +185,24 @@ def with_hit_queries(index: KeyIndex, scores: np.ndarray, keys: list, k: int, we
     return ((1 - weight) * scores + weight * nearest).astype(np.float32)
 
 
-def peer_query(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
-               settings: RetrieveSettings) -> np.ndarray:
-    """The dense query of a peer chat: moved towards the question without the speakers' names,
-    then away from the mean of the dialogue's keys.
+def people_vector(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
+                  query: NamelessQuery) -> np.ndarray:
+    """The dense query of a chat between people: moved towards the question without the speakers'
+    names, then away from the mean of the dialogue's keys.
 
     Every turn opens with its speaker's name ("Tim: ..."), so a name in the question pulls
     the query towards greetings that name the person ("Hey Tim!") rather than the topic;
-    whose turns matter is left to the speaker bonus. And all turns of one chat share a
+    whose turns matter is left to the speaker stage. And all turns of one chat share a
     common direction (two friends' small talk): a key close to the mean says little."""
-    query = query_vector
+    vector = query_vector
     nameless = nameless_question(question, speakers(store))
-    if settings.peer_nameless_weight and nameless != question:
-        query = _unit((1 - settings.peer_nameless_weight) * query
-                      + settings.peer_nameless_weight * index.embedder.embed_queries([nameless])[0])
+    if query.nameless_weight and nameless != question:
+        vector = _unit((1 - query.nameless_weight) * vector
+                       + query.nameless_weight * index.embedder.embed_queries([nameless])[0])
     mean = key_mean(index)
-    if settings.peer_centroid_weight and mean is not None:
-        query = _unit(query - settings.peer_centroid_weight * mean)
-    return query
+    if query.centroid_weight and mean is not None:
+        vector = _unit(vector - query.centroid_weight * mean)
+    return vector
 
 
 def key_mean(index: KeyIndex):
@@ -236,43 +218,38 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 
 
 def _with_feedback_terms(index: KeyIndex, store: TurnStore, question_tokens: list, dense: dict, lexical: dict,
-                         settings: RetrieveSettings) -> dict:
-    """BM25 for the question plus `feedback_terms_weight` x BM25 for the terms its best user turns share."""
+                         query: FeedbackQuery) -> dict:
+    """BM25 for the question plus `terms_weight` x BM25 for the terms its best user turns share."""
     best_user = sorted((t for t in dense if store.turns[t].role == USER), key=lambda t: (-dense[t], t))
-    terms = index.feedback_terms(best_user[: settings.feedback_keys], question_tokens, settings.feedback_terms)
+    terms = index.feedback_terms(best_user[: query.keys], question_tokens, query.terms)
     if not terms:
         return lexical
     scores, keys = index.lexical_search_tokens(terms)
     extra = best_per_turn(scores, keys)
     top, top_extra = max(lexical.values(), default=0.0) or 1.0, max(extra.values(), default=0.0) or 1.0
-    weight = settings.feedback_terms_weight
+    weight = query.terms_weight
     return {t: lexical.get(t, 0.0) / top + weight * extra.get(t, 0.0) / top_extra
             for t in lexical.keys() | extra.keys()}
 
 
-def is_peer_chat(store: TurnStore, max_median_chars: int) -> bool:
-    """True when the second side writes short turns too: a chat between people, not an assistant."""
-    lengths = [len(t.text) for t in store.turns if t.role != USER and t.text.strip()]
-    return bool(lengths) and float(np.median(lengths)) <= max_median_chars
-
-
-def _session_boost(scores: dict, base: dict, store: TurnStore, weight: float) -> dict:
-    """Each turn of `scores` plus `weight` x its session's best `base` score."""
+def session_stage(scores: dict, stage: Stage, ask: Ask) -> dict:
+    """Each turn plus `weight` x its session's best fused score."""
     best = defaultdict(lambda: -np.inf)
-    for t, s in base.items():
-        sid = store.turns[t].session_id
+    for t, s in ask.fused.items():
+        sid = ask.store.turns[t].session_id
         best[sid] = max(best[sid], s)
-    return {t: s + weight * best[store.turns[t].session_id] for t, s in scores.items()}
+    return {t: s + stage.weight * best[ask.store.turns[t].session_id] for t, s in scores.items()}
 
 
-def _neighbor_boost(scores: dict, store: TurnStore, weight: float) -> dict:
+def neighbour_stage(scores: dict, stage: Stage, ask: Ask) -> dict:
     """Each turn plus `weight` x the better of its two neighbours in the same session."""
+    turns = ask.store.turns
     floor = min(scores.values(), default=0.0)
     out = {}
     for t, s in scores.items():
-        sid = store.turns[t].session_id
-        near = [scores[u] for u in (t - 1, t + 1) if u in scores and store.turns[u].session_id == sid]
-        out[t] = s + weight * (max(near) if near else floor)
+        sid = turns[t].session_id
+        near = [scores[u] for u in (t - 1, t + 1) if u in scores and turns[u].session_id == sid]
+        out[t] = s + stage.weight * (max(near) if near else floor)
     return out
 
 
@@ -288,32 +265,46 @@ def nameless_question(question: str, names) -> str:
     return question
 
 
-def _speaker_boost(scores: dict, store: TurnStore, question: str, weight: float) -> dict:
+def speaker_stage(scores: dict, stage: Stage, ask: Ask) -> dict:
     """A bonus for turns that open with "Name: " when the question names that person."""
     named: dict = {}
     out = dict(scores)
     for t in scores:
-        name = speaker_of(store.turns[t].text)
+        name = speaker_of(ask.store.turns[t].text)
         if not name:
             continue
         if name not in named:
-            named[name] = re.search(rf"\b{re.escape(name)}\b", question) is not None
+            named[name] = re.search(rf"\b{re.escape(name)}\b", ask.question) is not None
         if named[name]:
-            out[t] += weight
+            out[t] += stage.weight
     return out
 
 
-def _period_boost(scores: dict, store: TurnStore, question: str, settings: RetrieveSettings) -> dict:
+def period_stage(scores: dict, stage: Stage, ask: Ask) -> dict:
     """A bonus for turns of sessions dated inside the period the question names, or just after it."""
-    period = named_period(question, store.day(store.question_date))
-    if period is None or (period[1] - period[0]).days >= settings.period_max_days:
+    store = ask.store
+    period = named_period(ask.question, store.day(store.question_date))
+    if period is None or (period[1] - period[0]).days >= stage.max_days:
         return scores
-    first, last = period[0], period[1] + timedelta(days=settings.period_after_days)
+    first, last = period[0], period[1] + timedelta(days=stage.after_days)
     inside = {sid for sid, text in store.session_dates.items()
               if (day := store.day(text)) is not None and first <= day <= last}
     if not inside:
         return scores
-    return {t: s + settings.period_weight * (store.turns[t].session_id in inside) for t, s in scores.items()}
+    return {t: s + stage.weight * (store.turns[t].session_id in inside) for t, s in scores.items()}
+
+
+def favoured_stage(scores: dict, stage: Stage, ask: Ask) -> dict:
+    """A bonus for the turns the facts shown to the answer came from (none in retrieval-only runs)."""
+    if not ask.favoured:
+        return scores
+    return {t: s + stage.weight * (t in ask.favoured) for t, s in scores.items()}
+
+
+QUERIES: dict[str, Callable] = {"feedback": feedback_query, "nameless": nameless_query}
+STAGES: dict[str, Callable[[dict, Stage, Ask], dict]] = {
+    "neighbour": neighbour_stage, "session": session_stage, "speaker": speaker_stage,
+    "period": period_stage, "favoured": favoured_stage}
 
 
 def rank_sessions(hits: list, store: TurnStore) -> list[str]:

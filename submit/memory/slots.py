@@ -71,7 +71,7 @@ def rule_replaces(old: Fact, new: Fact) -> bool:
 
     On the recorded extraction fixture this links 0.96 correctly; keys cut to their first
     component (as a one-message extractor may name them) it leaves alone, where any key or
-    statement-overlap rule measured joined mostly unrelated facts (README, versioning)."""
+    statement-overlap rule measured joined mostly unrelated facts (docs/log.md, "Facts and versions")."""
     return specific(old) and specific(new) and key_of(old) == key_of(new) and not same_value(old, new)
 
 

@@ -19,7 +19,7 @@ from .lexical import tokenize
 
 
 def topic_words(question: str, names: Iterable[str] = ()) -> frozenset:
-    """The question's lemmas, less the people's names (in a peer chat every key ends with one).
+    """The question's lemmas, less the people's names (in a chat between people every key ends with one).
 
     `topic_words("Какие у меня хобби?")` == {"хобби"}."""
     skip = {lemma for name in names for lemma in tokenize(name)}

@@ -127,13 +127,13 @@ class TurnStore:
 
 
 def speaker_of(text: str) -> Optional[str]:
-    """`speaker_of("Caroline: I went…")` == "Caroline": the name a peer-chat turn opens with."""
+    """`speaker_of("Caroline: I went…")` == "Caroline": the name a turn of a chat between people opens with."""
     found = NAMED.match(text)
     return found.group(1) if found else None
 
 
 def speakers(store: "TurnStore", most: Optional[int] = None) -> list:
-    """The names that open turns ("Caroline: …"), most frequent first: the people of a peer chat."""
+    """The names that open turns ("Caroline: …"), most frequent first: the people of a chat between people."""
     from collections import Counter
     counts = Counter(name for name in map(speaker_of, (t.text for t in store.turns)) if name)
     return [name for name, _ in counts.most_common(most)]

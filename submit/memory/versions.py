@@ -25,11 +25,11 @@ from typing import Optional, Sequence
 
 from .. import prompts
 from .facts import json_candidates, slot_words
+from .llm import VERSIONS, VERSIONS_CHECK
 from .slots import Slots, order, same_value, topic_of
 
 MAX_GROUP = 16  # facts per prompt; bigger topics are cut into overlapping windows
 OVERLAP = 4
-MAX_TOKENS = 256
 SCHEMA = {
     "type": "object",
     "properties": {"keys": {"type": "array", "items": {"type": "string"}}},
@@ -107,7 +107,7 @@ def decide(llm, slots: Slots, fresh: Sequence, lang: str, max_tokens: int, stats
     found = groups(slots, fresh)
     if not found:
         return []
-    generations = llm.generate(build_prompts(found, lang), max_tokens=max_tokens, schema=SCHEMA)
+    generations = llm.generate(build_prompts(found, lang), max_tokens=max_tokens, schema=SCHEMA, purpose=VERSIONS)
     stats["versions_groups"] += len(found)
     verdicts: dict = {}
     for group, generation in zip(found, generations):
@@ -143,7 +143,8 @@ def check(llm, slots: Slots, lang: str, stats: Counter) -> list:
     pairs = slots.unchecked()
     if not pairs:
         return []
-    generations = llm.generate(check_prompts(pairs, lang), max_tokens=CHECK_MAX_TOKENS, schema=CHECK_SCHEMA)
+    generations = llm.generate(check_prompts(pairs, lang), max_tokens=CHECK_MAX_TOKENS, schema=CHECK_SCHEMA,
+                               purpose=VERSIONS_CHECK)
     verdicts = {pair: parse_check(g.text) for pair, g in zip(pairs, generations)}
     stats["versions_checked"] += len(pairs)
     stats["versions_check_unparsable"] += sum(v is None for v in verdicts.values())
