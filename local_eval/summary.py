@@ -67,6 +67,9 @@ def llm_ledger(rows) -> dict:
     """LLM calls and tokens of the submission over the rows, and per dialogue (= per row)."""
     totals = [(r.get("stats") or {}).get("llm") or {} for r in rows]
     out = {k: sum(t.get(k, 0) for t in totals) for k in ("calls", "prompt_tokens", "output_tokens")}
+    cut = {k: sum(t.get(k, 0) for t in totals) for k in ("prompts_cut", "tokens_cut")}
+    if any(cut.values()):  # another submission's prompts over the reader's context (--submission)
+        out.update(cut)
     n = max(1, len(rows))
     out.update({f"{k}_per_dialogue": round(out[k] / n, 1) for k in ("calls", "prompt_tokens", "output_tokens")})
     return out

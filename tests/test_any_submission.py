@@ -4,13 +4,17 @@ The stand-in is checked with a character tokenizer (every character one token) a
 LLM, so what reaches the backend can be read exactly; the folders are written here, in the
 contest's layout.
 """
+import json
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from local_eval import submission
 from submit.memory.llm import ScriptedLLM
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class CharTokenizer:
@@ -131,3 +135,48 @@ def test_load_errors_are_one_line_naming_the_file(vllm, tmp_path):
                                           "        raise OSError('no weights at ' + p)\n"})
     with pytest.raises(submission.SubmissionError, match=r"model_inference.py:3: OSError: no weights at /m"):
         submission.load(str(tmp_path), "/m")
+
+
+class JsonTokenizer(CharTokenizer):
+    """A chat template that writes the messages as JSON, so a rendered prompt reads back exactly."""
+
+    def apply_chat_template(self, messages, add_generation_prompt=True, **_):
+        return self.encode(json.dumps(messages, ensure_ascii=False))
+
+
+class Unrendering(ScriptedLLM):
+    """The scripted LLM, with a rendered prompt read back into its messages first."""
+
+    def _generate(self, chats, **kwargs):
+        chats = [json.loads(c[0]["content"]) if c[0]["role"] == "prompt" else c for c in chats]
+        return super()._generate(chats, **kwargs)
+
+
+def test_our_submission_through_the_stand_in_asks_and_answers_as_the_direct_run(tmp_path, monkeypatch):
+    from local_eval import benchmarks, harness
+    from submit import SubmitModelWithMemory
+    from submit.config import Config
+    records = benchmarks.load("demo")[:2]
+    direct_llm = Unrendering()
+    direct = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"), llm=direct_llm)
+    through_llm = Unrendering()
+    submission.use_stand_in_vllm(through_llm, JsonTokenizer(), context_tokens=10_000_000)
+    monkeypatch.setenv("GIGAMEMORY_LLM", f"vllm:{tmp_path}")
+    monkeypatch.setenv("GIGAMEMORY_EMBEDDER", "hash")
+    monkeypatch.setenv("GIGAMEMORY_VLLM_MAX_MODEL_LEN", "10000000")
+    through = submission.Guarded(submission.load(str(ROOT), str(tmp_path)))
+    answers = [[harness.run_record(model, r).answer for r in records] for model in (direct, through)]
+    assert answers[0] == answers[1] and all(answers[0])
+    assert len(direct_llm.history) > 2 * len(records)  # extraction, versions and answer calls, not only answers
+    assert [h[0] for h in through_llm.history] == [h[0] for h in direct_llm.history]
+    assert through.errors == [] and through.memory_stats(records[-1].id) is None  # cleared after its record
+
+
+def test_run_py_says_a_folder_that_is_not_a_submission_in_one_line(tmp_path):
+    import subprocess
+    for argv, said in ((["--submission", str(tmp_path)], "not a contest submission"),
+                       (["--submission-ctx", "4096"], "goes with --submission")):
+        done = subprocess.run([sys.executable, "local_eval/run.py", "--llm", "scripted", "--out", str(tmp_path / "run"),
+                               *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 2 and said in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1

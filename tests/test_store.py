@@ -53,9 +53,20 @@ def test_store_appends_after_a_cut_line_on_a_fresh_line(tmp_path):
     cached.generate([OTHER], max_tokens=5)
     lines = (tmp_path / "store.jsonl").read_bytes().split(b"\n")
     assert lines[1] == b'{"key": "cut'
-    assert json.loads(lines[2]) == {"key": key(OTHER), "reply": SCRIPTED_REPLY, "lines": line_prints(OTHER)}
+    row = json.loads(lines[2])
+    assert {k: row.pop(k) for k in ("prompt_tokens", "output_tokens")} == {"prompt_tokens": 2, "output_tokens": 7}
+    assert row.pop("seconds") >= 0
+    assert row == {"key": key(OTHER), "reply": SCRIPTED_REPLY, "lines": line_prints(OTHER)}
     store = Store(str(tmp_path))
     assert store.replies == {key(CHAT): "Ольга", key(OTHER): SCRIPTED_REPLY}
+
+
+def test_a_replay_reports_the_tokens_the_model_counted_when_it_was_recorded(tmp_path):
+    (tmp_path / "store.jsonl").write_bytes(line(key=key(CHAT), reply="Ольга") + line(
+        key=key(OTHER), reply="Да", prompt_tokens=321, output_tokens=2, seconds=4.5))
+    recorded, estimated = make_llm(f"replay:{tmp_path}").generate([OTHER, CHAT], max_tokens=5)
+    assert (recorded.prompt_tokens, recorded.output_tokens) == (321, 2)
+    assert estimated.prompt_tokens == max(1, len(CHAT[0]["content"]) // 4)  # an older row: estimated
 
 
 def test_replay_needs_an_existing_folder_and_its_miss_is_one_line(tmp_path):

@@ -167,6 +167,8 @@ class LlamaBackend(LLM):
         return self.memo[key]
 
     def _ask(self, chat, max_tokens, schema) -> Generation:
+        if is_rendered(chat):
+            return self._complete(chat[0]["content"], max_tokens, schema)
         for _ in range(SHORTEN_TRIES):
             body = {**request(chat, max_tokens, schema), "cache_prompt": bool(self.options.prefix)}
             reply = self.engine.server.handle_chat_completions(body)
@@ -181,6 +183,19 @@ class LlamaBackend(LLM):
             chat = fit(chat, error, max_tokens)
         raise LlamaError(f"llama: the prompt does not fit {self.options.ctx} tokens even after shortening")
 
+    def _complete(self, prompt: str, max_tokens: int, schema) -> Generation:
+        """A prompt already rendered with the chat template (a submission's, through local_eval's
+        vLLM stand-in), completed as it is: the server tokenizes it, special tokens included."""
+        body = {**request([], max_tokens, schema), "prompt": prompt, "cache_prompt": bool(self.options.prefix)}
+        del body["messages"]
+        reply = self.engine.server.handle_completions(body)
+        error = reply.get("error") if isinstance(reply, dict) else {"message": repr(reply)}
+        if error:
+            raise LlamaError(f"llama: {error.get('message', error)}")
+        usage = reply.get("usage") or {}
+        return Generation((reply["choices"][0].get("text") or "").strip(), int(usage.get("prompt_tokens", 0)),
+                          int(usage.get("completion_tokens", 0)))
+
     def count_tokens(self, text: str) -> int:
         """Tokens of a text by the model's own tokenizer (the server's /tokenize)."""
         if not text:
@@ -193,6 +208,11 @@ class LlamaBackend(LLM):
 
     def close(self) -> None:
         self.engine = None  # the model is freed once no backend holds it
+
+
+def is_rendered(chat: list) -> bool:
+    """A chat of one message with the role `prompt`: a prompt rendered already (local_eval/shim/vllm)."""
+    return len(chat) == 1 and chat[0].get("role") == "prompt"
 
 
 def request(chat: list, max_tokens: int, schema: Optional[dict]) -> dict:

@@ -33,17 +33,22 @@ class OpenAIBackend(LLM):
 
     def _one(self, chat, max_tokens, schema) -> Generation:
         import urllib.request
-        body = {"model": self.model, "messages": chat, "max_tokens": max_tokens, "temperature": 0.0,
-                "seed": SEED}
+        # A prompt rendered already (a submission's, through local_eval's vLLM stand-in) goes to
+        # the completions endpoint as it is; vLLM's and llama.cpp's servers read it with its special tokens.
+        rendered = len(chat) == 1 and chat[0].get("role") == "prompt"
+        body = {"model": self.model, "max_tokens": max_tokens, "temperature": 0.0, "seed": SEED,
+                **({"prompt": chat[0]["content"]} if rendered else {"messages": chat})}
         if schema:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "reply", "schema": schema}}
-        request = urllib.request.Request(f"{self.url}/chat/completions", data=json.dumps(body).encode(),
+        endpoint = "completions" if rendered else "chat/completions"
+        request = urllib.request.Request(f"{self.url}/{endpoint}", data=json.dumps(body).encode(),
                                          headers={"Content-Type": "application/json",
                                                   "Authorization": f"Bearer {self.api_key}"})
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
             data = json.loads(response.read())
         usage = data.get("usage") or {}
-        text = data["choices"][0]["message"].get("content") or ""
+        choice = data["choices"][0]
+        text = (choice.get("text") if rendered else choice["message"].get("content")) or ""
         return Generation(strip_junk(text), int(usage.get("prompt_tokens", 0)),
                           int(usage.get("completion_tokens", 0)))

@@ -3,7 +3,8 @@ them, `collect:DIR` answers from them and queues every other prompt for a batch 
 
 An expensive GPU run can be replayed exactly on a CPU machine, and replies produced
 elsewhere can be dropped in. Files in DIR, all JSON lines:
-  store.jsonl     {"key", "reply", "lines"?}   replies recorded by `cache:` (append-only)
+  store.jsonl     {"key", "reply", "lines"?, "prompt_tokens"?, "output_tokens"?, "seconds"?}
+                  replies recorded by `cache:` (append-only), with the model's own counts
   replies.jsonl   {"key", "reply", "lines"?}   replies produced elsewhere, read like the store
   pending.jsonl   {"key", "messages", "settings"}   prompts `replay:` missed or `collect:` queued
 key = sha256 of the canonical JSON of {"messages": chat, "settings": {"max_tokens", "schema"}}.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -33,6 +35,7 @@ from .. import jsonl
 log = logging.getLogger("gigamemory")
 
 STORE, REPLIES, PENDING = "store.jsonl", "replies.jsonl", "pending.jsonl"
+USAGE = ("prompt_tokens", "output_tokens", "seconds")  # a recorded reply's own counts (cache:)
 
 
 def settings_of(max_tokens: int, schema) -> dict:
@@ -104,18 +107,25 @@ class Store:
             raise BackendUnavailable(f"no reply store at {folder!r}")
         self.replies: dict = {}
         self.prints: dict = {}  # key -> set of line prints, for rows that carry them
+        self.usage: dict = {}  # key -> (prompt tokens, output tokens, seconds) as the model counted them
         for name in (STORE, REPLIES):
             for r in read_rows(self.dir / name, _is_reply)[0]:
                 self.replies[r["key"]] = r["reply"]
                 if isinstance(r.get("lines"), list):
                     self.prints[r["key"]] = set(map(str, r["lines"]))
+                if all(isinstance(r.get(k), (int, float)) for k in USAGE):
+                    self.usage[r["key"]] = tuple(r[k] for k in USAGE)
         rows, damaged = read_rows(self.dir / PENDING, _is_prompt)
         self.pending: dict = {r["key"]: r for r in rows}
         self._pending_tidy = not damaged and len(rows) == len(self.pending)  # no bad or repeated line
 
-    def add(self, key: str, reply: str, chat: Optional[list] = None) -> None:
+    def add(self, key: str, reply: str, chat: Optional[list] = None, usage: Optional[tuple] = None) -> None:
+        """Store a reply; `usage` (prompt tokens, output tokens, seconds) is what a replay reports."""
         self.replies[key] = reply
         row = {"key": key, "reply": reply}
+        if usage is not None:
+            row.update(zip(USAGE, usage))
+            self.usage[key] = usage
         if chat is not None:
             row["lines"] = line_prints(chat)
             self.prints[key] = set(row["lines"])
@@ -161,15 +171,22 @@ class CachingLLM(LLM):
     def _generate(self, chats, *, max_tokens, schema, purpose):
         _, keys = keyed(chats, max_tokens, schema)
         missing = [i for i, k in enumerate(keys) if k not in self.store.replies]
+        start = time.perf_counter()
         fresh = self.inner.generate([chats[i] for i in missing], max_tokens=max_tokens, schema=schema,
-                                    purpose=purpose)
+                                    purpose=purpose) if missing else []
+        seconds = round((time.perf_counter() - start) / max(1, len(missing)), 3)  # a batch's time, shared
         for i, generation in zip(missing, fresh):
-            self.store.add(keys[i], generation.text, chats[i])
+            self.store.add(keys[i], generation.text, chats[i],
+                           (generation.prompt_tokens, generation.output_tokens, seconds))
         made = dict(zip(missing, fresh))
         return [made.get(i) or self._stored(chats[i], keys[i]) for i in range(len(chats))]
 
     def _stored(self, chat, key) -> Generation:
+        """The stored reply, with the tokens the model counted when it was recorded, else estimated."""
         reply = self.store.replies[key]
+        if key in self.store.usage:
+            prompt, output, _ = self.store.usage[key]
+            return Generation(reply, int(prompt), int(output))
         return Generation(reply, sum(self.count_tokens(m["content"]) for m in chat), self.count_tokens(reply))
 
 
