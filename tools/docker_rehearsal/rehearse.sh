@@ -215,9 +215,6 @@ step_run() {
     status=$?
     "$HOST_PYTHON" "$HERE/verdict.py" run "$SAMPLE" "$D/output" | sed 's/^/summary: /' || return 1
     [ $status = 0 ] || { echo "the harness exited with $status"; return 1; }
-    "$HOST_PYTHON" -c 'import csv, sys
-for row in csv.DictReader(open(sys.argv[1], encoding="utf-8")):
-    print(f"summary:   {row[\"id\"]}: {row[\"answer\"]} ({float(row[\"answer_time\"]):.0f} s)")' "$D/output/submit.csv"
 }
 
 SERVER=

@@ -3,7 +3,7 @@ standard library only): pure checks of the image's packages and of a run's outpu
 a problem ("" when none) and a one-line summary.
 
     python verdict.py image PINS.txt PIP_LIST.json      # `pip list --format json` of the image
-    python verdict.py run SAMPLE.jsonl OUTPUT_DIR       # submit.csv, error.json, observed.json
+    python verdict.py run SAMPLE.jsonl OUTPUT_DIR       # submit.csv, error.json, observed.json; the answers
     python verdict.py no-wheels OUTPUT_DIR              # the run without the zip's wheels
 
 Exit 0 with the summary on stdout, or 1 with the problem on stderr.
@@ -125,6 +125,9 @@ def main(argv: list[str]) -> int:
         observed = _read(out / "observed.json")
         problem, summary = run_verdict(ids, _read(out / "submit.csv"), observed and json.loads(observed),
                                        _read(out / "error.json"))
+        if not problem:  # and the answers, one line each
+            rows = csv.DictReader(io.StringIO(_read(out / "submit.csv")))
+            summary += "".join(f"\n  {r['id']}: {r['answer']} ({float(r['answer_time']):.0f} s)" for r in rows)
     elif kind == "no-wheels":
         observed = _read(Path(args[0]) / "observed.json")
         problem, summary = no_wheels_verdict(observed and json.loads(observed))
