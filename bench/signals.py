@@ -1,4 +1,4 @@
-"""The decline gate: whether the memory holds an answer, decided outside the reader's words.
+"""Signals for a decline gate: how well the memory's best evidence covers a question, without the reader.
 
 A small reader asked to say "no information" when the material lacks the answer invents one
 instead (bench/results/readers.md: 0 of 5 Russian `no_info`, 0 of 6 LoCoMo adversarial
@@ -7,15 +7,16 @@ questions). So the decision is made from what retrieval already knows, at no ext
 `signals` measures how well the best evidence covers the question (dense nearness of its best
 turn and fact, the share of the question's content words the best line holds, whether a fact
 files under the question's topic, and in a chat between two people whether the person the
-question names is the one who said the best-matching things), and `declines` applies the rule
-fitted on the dev sets (bench/gate.py, bench/results/gate.md). Called by `dialogue`.
+question names is the one who said the best-matching things). Measured, not used by the contest
+path: on Russian dev no signal separates the `no_info` questions (bench/gate.py). Called by
+bench/prompts.py, which stores them beside each answer prompt.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .lexical import tokenize
-from .turns import USER, speaker_of
+from submit.memory.lexical import tokenize
+from submit.memory.turns import USER, speaker_of
 
 TOP_LINES = 10  # best-ranked turns whose words count for coverage
 
@@ -59,7 +60,7 @@ def signals(memory, question: str) -> dict:
 def _ownership(memory, hits, question: str, names: list) -> dict:
     """Research signals: of the best 1, 3, 5, 10 turns (by the nameless query) and facts, the share
     said by (or about) the person the question names."""
-    from .retrieve import nameless_question
+    from submit.memory.retrieve import nameless_question
     named = [n for n in names if n in question]
     if len(named) != 1 or len(names) != 2:
         return {}
@@ -85,7 +86,7 @@ def _fact_speaker_margin(memory, question: str, names: list) -> float:
     """In a chat between two people, when the question names one of them: how much nearer the
     question, its names taken out, the named person's facts are than the other's (each fact's key
     ends with its person's name). A question about the wrong person finds the other's facts."""
-    from .retrieve import nameless_question
+    from submit.memory.retrieve import nameless_question
     named = [n for n in names if n in question]
     if len(named) != 1 or len(names) != 2 or not memory.facts:
         return 0.0
@@ -114,7 +115,7 @@ def _fact_scores(memory, question: str) -> tuple[list, list]:
 
 def _topic_facts(memory, words: frozenset) -> int:
     """How many facts file under a key that holds one of the question's words."""
-    from .facts import slot_words
+    from submit.memory.facts import slot_words
     return sum(1 for fact in memory.facts if not words.isdisjoint(slot_words(fact.slot).split()))
 
 
