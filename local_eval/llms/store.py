@@ -194,7 +194,10 @@ class ReplayLLM(CachingLLM):
             raise StopRun(f"replay: {len(missing)} prompt(s) have no stored reply; they are in "
                           f"{self.store.dir / PENDING}. Produce replies and add them to "
                           f"{self.store.dir / REPLIES} as {{\"key\", \"reply\"}} lines, then run again."
-                          + nearest_change(missing[0]["messages"], self.store.prints))
+                          + nearest_change(missing[0]["messages"], self.store.prints)
+                          + f" If the code changed the prompt since the store was recorded, record it again: the "
+                          f"same command with cache:{self.store.dir}+MODEL (the model that made it) in place of "
+                          f"replay:{self.store.dir}.")
         return [self._stored(c, k) for c, k in zip(chats, keys)]
 
     def _misses(self, chats, max_tokens: int, schema) -> tuple[list, list]:
