@@ -194,11 +194,15 @@ class ReplayLLM(CachingLLM):
             raise StopRun(f"replay: {len(missing)} prompt(s) have no stored reply; they are in "
                           f"{self.store.dir / PENDING}. Produce replies and add them to "
                           f"{self.store.dir / REPLIES} as {{\"key\", \"reply\"}} lines, then run again."
-                          + nearest_change(missing[0]["messages"], self.store.prints)
-                          + f" If the code changed the prompt since the store was recorded, record it again: the "
-                          f"same command with cache:{self.store.dir}+MODEL (the model that made it) in place of "
-                          f"replay:{self.store.dir}.")
+                          + self._changed(missing[0]["messages"]))
         return [self._stored(c, k) for c, k in zip(chats, keys)]
+
+    def _changed(self, chat) -> str:
+        """The line a changed prompt gained, and how to record the store again ('' for no near prompt)."""
+        change = nearest_change(chat, self.store.prints)
+        return change and (f"{change} If the code changed the prompt since the store was recorded, record it "
+                           f"again: the same command with cache:{self.store.dir}+MODEL (the model that made it) "
+                           f"in place of replay:{self.store.dir}.")
 
     def _misses(self, chats, max_tokens: int, schema) -> tuple[list, list]:
         """Each chat's store key, and a pending.jsonl row for every chat the store cannot answer."""
