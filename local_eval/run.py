@@ -120,7 +120,7 @@ def answer(records: list, options: Options, argv: list, out: Path, base: manifes
         model, judge_llm = backends.build_model(options), backends.build_judge(options)
     with folder.lock(out), folder.log(out) as log:
         if todo:
-            evaluate(todo, model, judge_llm, options, out, base)
+            evaluate(todo, model, judge_llm, options, out, base, log)
         rows = results.read(out, say=False)
         if len(rows) > len(records):
             print(f"the summary, report and official files cover all {len(rows)} records in {out} "
@@ -136,7 +136,7 @@ def answer(records: list, options: Options, argv: list, out: Path, base: manifes
 FAILING_START = 3  # records failed in a row at the start of a pass: the backend is down, stop
 
 
-def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: manifest.Manifest) -> None:
+def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: manifest.Manifest, log=None) -> None:
     """Run each record, appending its row to OUT/results.jsonl as it finishes; stop when the
     backend failed on every record of the pass so far (FAILING_START of them)."""
     from tqdm import tqdm
@@ -150,18 +150,20 @@ def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: ma
         if streak is not None:
             streak = streak + 1 if set(row["incomplete"]) & {*scoring.FAILED, "judge_failed"} else None
         if streak == FAILING_START:
-            raise BackendFailing(failing(row, options, out))
+            raise BackendFailing(failing(row, options, out, log.last_cause if log else ""))
 
 
-def failing(row: dict, options: Options, out: Path) -> str:
-    """Why the run stops: which backend failed from the start, and where its errors are."""
+def failing(row: dict, options: Options, out: Path, cause: str = "") -> str:
+    """Why the run stops: which backend failed from the start, the error that made it fail, and
+    where every error is."""
     if "judge_failed" in row["incomplete"]:
         backend, option, details = "judge", f"--judge {options.judge}", f"judge_error in {out / results.RESULTS}"
+        cause = row["judge_error"] or cause
     else:
         backend, option, details = "LLM", f"--llm {options.llm}", f"the submission's log, {out / folder.LOG}"
     return (f"the {backend} failed on the first {FAILING_START} records of {options.dataset} "
-            f"({', '.join(row['incomplete'])}); check {option} (errors: {details}). They are stored "
-            "incomplete and run again next time")
+            f"({', '.join(row['incomplete'])}{': ' + cause if cause else ''}); check {option} (every error: "
+            f"{details}). They are stored incomplete and run again next time")
 
 
 def pending(records: list, options: Options, out: Path) -> list:

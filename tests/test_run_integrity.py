@@ -224,7 +224,7 @@ def test_an_llm_failing_from_the_start_stops_the_run_after_three_records(tmp_pat
 def test_a_backend_that_is_down_is_one_line_and_its_log_goes_to_the_folder(tmp_path):
     port = free_port()
     names(one_line(demo(tmp_path, "--llm", f"openai:http://127.0.0.1:{port}/v1#tiny"), 3),
-          f"--llm openai:http://127.0.0.1:{port}", tmp_path / "run.log")
+          f"--llm openai:http://127.0.0.1:{port}", tmp_path / "run.log", "ConnectionRefusedError")
     assert "URLError" in (tmp_path / "run.log").read_text()  # the tracebacks, for whoever wants them
 
 
