@@ -76,6 +76,8 @@ def interrupted(argv: list) -> str:
         out = folder.output_folder(parse_args(argv))
     except (UsageError, KeyboardInterrupt):
         return "interrupted"
+    if not (out / results.RESULTS).is_file():  # name only files that are there
+        return f"interrupted before a record finished; the same command starts again: {commands.again(argv)}"
     kept = sum(1 for row in results.read(out, say=False) if row["complete"])
     return (f"interrupted: {kept} finished record(s) kept in {out / results.RESULTS}; the same command "
             f"resumes: {commands.again(argv)}")

@@ -502,3 +502,13 @@ def test_a_setting_added_after_a_run_was_made_counts_at_its_default(tmp_path):
     assert len(rows(tmp_path)) == 2
     (tmp_path / "run.json").write_text(json.dumps(manifest))
     assert "extract_max_tokens" in one_line(demo(tmp_path, "--limit", "2", "--extract-max-tokens", "64"), 2)
+
+
+def test_an_interrupt_before_any_record_names_no_file_that_is_not_there(tmp_path):
+    from local_eval import run as run_py
+    argv = ["--out", str(tmp_path / "run"), *FAST]
+    said = run_py.interrupted(argv)
+    assert said.startswith("interrupted before a record finished;") and "results.jsonl" not in said
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "results.jsonl").write_text("")
+    assert run_py.interrupted(argv).startswith(f"interrupted: 0 finished record(s) kept in {tmp_path / 'run'}")
