@@ -141,11 +141,11 @@ def render(summary: dict) -> str:
     ]) + "\n"
 
 
-def write(summary: dict, out: Path) -> Path:
-    _plots(summary, out)
-    path = out / "report.md"
-    path.write_text(render(summary), encoding="utf-8")
-    return path
+def write(summary: dict, out: Path) -> list[str]:
+    """report.md and its plots in OUT; the names of the files written."""
+    plots = _plots(summary, out)
+    (out / "report.md").write_text(render(summary), encoding="utf-8")
+    return ["report.md", *plots]
 
 
 def missed_row(m) -> dict:

@@ -185,9 +185,9 @@ def finish(rows: list, options: Options, out: Path, start: float) -> int:
     written = results.write_official([r for r in rows if r["complete"]], options.dataset, out)
     found = summary.summarize(rows, options)
     summary.write(found, out, start)
-    report.write(found, out)
+    written += ["summary.json", *report.write(found, out), results.RESULTS, manifest.MANIFEST]
     summary.print_table(found)
-    print(f"wrote {out}/: {', '.join(written + ['summary.json', 'report.md', results.RESULTS])}")
+    print(f"wrote {out}/: {', '.join(name for name in written if (out / name).is_file())}")
     missing = found["incomplete"]
     if missing["records"]:
         reasons = ", ".join(f"{k} {v}" for k, v in missing["reasons"].items())

@@ -304,6 +304,18 @@ def test_merge_checks_its_sources_and_writes_their_common_manifest(tmp_path):
     assert merged == {**source, "merged_from": [s1, s2]}
     assert [r["id"] for r in rows(tmp_path / "m")] == ["demo-01", "demo-02"]
     assert run("--merge", s1, s2, "--out", str(tmp_path / "m")).returncode == 0  # the same merge again
+    proc = run("--merge", s2, s1, "--out", str(tmp_path / "m2"))  # shards in any order: rows by id
+    assert [r["id"] for r in rows(tmp_path / "m2")] == ["demo-01", "demo-02"]
+    with (tmp_path / "m2" / "submit.csv").open(encoding="utf-8") as f:
+        assert [r["id"] for r in csv.DictReader(f)] == ["demo-01", "demo-02"]
+    wrote = proc.stdout.strip().splitlines()[-1]
+    assert wrote.startswith(f"wrote {tmp_path / 'm2'}/: ")
+    assert set(wrote.split(": ", 1)[1].split(", ")) == {p.name for p in (tmp_path / "m2").iterdir()} - {".lock"}
+
+
+def test_merged_rows_sort_numeric_ids_by_number():
+    from local_eval import results
+    assert sorted(["10", "b", "2", "a"], key=results.by_id) == ["2", "10", "a", "b"]
 
 
 # --- one-line errors -----------------------------------------------------------------------

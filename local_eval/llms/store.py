@@ -82,7 +82,7 @@ def _is_prompt(row: dict) -> bool:
         row.get("settings"), dict)
 
 
-def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], int]:
+def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], list[int]]:
     """`jsonl.read_rows`, saying once how many damaged lines were skipped."""
     rows, damaged = jsonl.read_rows(path, valid)
     if damaged:
