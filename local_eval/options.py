@@ -115,7 +115,8 @@ OPTIONS = (
     Option("cache_dir", str, "on-disk caches for eval runs (embeddings by text hash); '' to disable",
            default=str(ROOT / ".cache")),
     # The model, the steps of the pipeline and its budgets: in the order of run.json and of folder names
-    Option("llm", str, "LLM spec: {kinds}; collect:DIR is batch mode (queue prompts in DIR/pending.jsonl, answer "
+    Option("llm", str, "LLM spec: {kinds} (each with an example: docs/evaluating.md#backend-specs); "
+           "collect:DIR is batch mode (queue prompts in DIR/pending.jsonl, answer "
            "from DIR/replies.jsonl) [default: the local model llama:{main} when it is installed "
            "(docs/local_model.md), else scripted]", modes=ANSWER, setting=True, path="llm"),
     Option("submission", Optional[str], "run this contest-format submission instead of ours: a folder holding "

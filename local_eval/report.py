@@ -92,7 +92,8 @@ def _plots(summary: dict, out: Path) -> list:
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.5 * len(names)))
     _bars(ax, names, [("p50", [stages[s]["p50"] for s in names], DARK),
                       ("p90", [stages[s]["p90"] for s in names], LIGHT)], lambda v: f"{v:.3g} s")
-    ax.set_xlabel("seconds per dialogue")
+    ax.set_xlabel("seconds per record" + (" (extract: records that ran it, not llama memo hits)"
+                                           if summary["profile"].get("extract_memo_hits") else ""))
     _finish(fig, ax, f"Time per stage — {_title(summary)}", out / "stages.png", 2)
     plt.close(fig)
     return made + ["stages.png"]
@@ -114,7 +115,6 @@ def _accuracy_table(summary: dict) -> str:
 def render(summary: dict) -> str:
     prof = summary["profile"]
     stage_rows = [[s, v["p50"], v["p90"], v["max"]] for s, v in prof["stages"].items()]
-    proj = prof["projection"]
     llm = summary.get("llm", {})
     return "\n\n".join([
         f"# {summary['dataset']}: {summary['records']} records",
@@ -126,12 +126,11 @@ def render(summary: dict) -> str:
         f"Evidence in context: the share of the {summary['overall'].get('evidence_n', 0)} questions with evidence "
         "turns whose packed context held every one of them; questions without evidence (abstention) are left out.",
         "![accuracy per type](accuracy.png)",
-        "## Time per stage (seconds per dialogue)",
-        _table(["stage", "p50", "p90", "max"], stage_rows),
+        "## Time per stage (seconds per record)",
+        _table(["stage", "p50", "p90", "max"], stage_rows) + "".join(
+            "\n\n" + note for note in [profiler.extract_note(prof)] if note),
         f"answer_time p50 {prof['answer_time']['p50']} s, p90 {prof['answer_time']['p90']} s; "
-        f"projected for {proj['dialogues']} dialogues: {proj['hours']} h of {proj['limit_hours']:.0f} h "
-        f"({'fits' if proj['fits'] else 'DOES NOT FIT'}), measured with "
-        f"{profiler.describe(prof.get('measured_under', {}))}: a colder cache or a busier machine gives more",
+        + profiler.projection_note(prof, summary["llm_spec"]),
         "![time per stage](stages.png)",
         "## LLM tokens",
         _table(["calls", "prompt tokens", "output tokens", "calls/dialogue", "prompt/dialogue", "output/dialogue"],
@@ -141,11 +140,11 @@ def render(summary: dict) -> str:
     ]) + "\n"
 
 
-def write(summary: dict, out: Path) -> Path:
-    _plots(summary, out)
-    path = out / "report.md"
-    path.write_text(render(summary), encoding="utf-8")
-    return path
+def write(summary: dict, out: Path) -> list[str]:
+    """report.md and its plots in OUT; the names of the files written."""
+    plots = _plots(summary, out)
+    (out / "report.md").write_text(render(summary), encoding="utf-8")
+    return ["report.md", *plots]
 
 
 def missed_row(m) -> dict:

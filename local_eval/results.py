@@ -60,10 +60,16 @@ def merge(sources: list, out: Path) -> list[dict]:
             kept = chosen.get(row["id"])
             if kept is None or not kept["complete"]:
                 chosen[row["id"]] = row
-    rows = list(chosen.values())
+    rows = sorted(chosen.values(), key=lambda row: by_id(row["id"]))  # shards interleave: back in id order
     out.mkdir(parents=True, exist_ok=True)
     jsonl.write_rows(out / RESULTS, rows)
     return rows
+
+
+def by_id(record_id) -> tuple:
+    """A sort key: numeric ids by number (`2` before `10`), then the others by text."""
+    text = str(record_id)
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
 
 
 def write_official(rows: list, dataset: str, out: Path) -> list[str]:

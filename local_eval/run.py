@@ -76,6 +76,8 @@ def interrupted(argv: list) -> str:
         out = folder.output_folder(parse_args(argv))
     except (UsageError, KeyboardInterrupt):
         return "interrupted"
+    if not (out / results.RESULTS).is_file():  # name only files that are there
+        return f"interrupted before a record finished; the same command starts again: {commands.again(argv)}"
     kept = sum(1 for row in results.read(out, say=False) if row["complete"])
     return (f"interrupted: {kept} finished record(s) kept in {out / results.RESULTS}; the same command "
             f"resumes: {commands.again(argv)}")
@@ -120,7 +122,7 @@ def answer(records: list, options: Options, argv: list, out: Path, base: manifes
         model, judge_llm = backends.build_model(options), backends.build_judge(options)
     with folder.lock(out), folder.log(out) as log:
         if todo:
-            evaluate(todo, model, judge_llm, options, out, base)
+            evaluate(todo, model, judge_llm, options, out, base, log)
         rows = results.read(out, say=False)
         if len(rows) > len(records):
             print(f"the summary, report and official files cover all {len(rows)} records in {out} "
@@ -136,7 +138,7 @@ def answer(records: list, options: Options, argv: list, out: Path, base: manifes
 FAILING_START = 3  # records failed in a row at the start of a pass: the backend is down, stop
 
 
-def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: manifest.Manifest) -> None:
+def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: manifest.Manifest, log=None) -> None:
     """Run each record, appending its row to OUT/results.jsonl as it finishes; stop when the
     backend failed on every record of the pass so far (FAILING_START of them)."""
     from tqdm import tqdm
@@ -150,18 +152,20 @@ def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: ma
         if streak is not None:
             streak = streak + 1 if set(row["incomplete"]) & {*scoring.FAILED, "judge_failed"} else None
         if streak == FAILING_START:
-            raise BackendFailing(failing(row, options, out))
+            raise BackendFailing(failing(row, options, out, log.last_cause if log else ""))
 
 
-def failing(row: dict, options: Options, out: Path) -> str:
-    """Why the run stops: which backend failed from the start, and where its errors are."""
+def failing(row: dict, options: Options, out: Path, cause: str = "") -> str:
+    """Why the run stops: which backend failed from the start, the error that made it fail, and
+    where every error is."""
     if "judge_failed" in row["incomplete"]:
         backend, option, details = "judge", f"--judge {options.judge}", f"judge_error in {out / results.RESULTS}"
+        cause = row["judge_error"] or cause
     else:
         backend, option, details = "LLM", f"--llm {options.llm}", f"the submission's log, {out / folder.LOG}"
     return (f"the {backend} failed on the first {FAILING_START} records of {options.dataset} "
-            f"({', '.join(row['incomplete'])}); check {option} (errors: {details}). They are stored "
-            "incomplete and run again next time")
+            f"({', '.join(row['incomplete'])}{': ' + cause if cause else ''}); check {option} (every error: "
+            f"{details}). They are stored incomplete and run again next time")
 
 
 def pending(records: list, options: Options, out: Path) -> list:
@@ -181,9 +185,9 @@ def finish(rows: list, options: Options, out: Path, start: float) -> int:
     written = results.write_official([r for r in rows if r["complete"]], options.dataset, out)
     found = summary.summarize(rows, options)
     summary.write(found, out, start)
-    report.write(found, out)
+    written += ["summary.json", *report.write(found, out), results.RESULTS, manifest.MANIFEST]
     summary.print_table(found)
-    print(f"wrote {out}/: {', '.join(written + ['summary.json', 'report.md', results.RESULTS])}")
+    print(f"wrote {out}/: {', '.join(name for name in written if (out / name).is_file())}")
     missing = found["incomplete"]
     if missing["records"]:
         reasons = ", ".join(f"{k} {v}" for k, v in missing["reasons"].items())

@@ -35,7 +35,7 @@ def summarize(rows: list, options) -> dict:
         "fallbacks": dict(fallbacks), "llm": llm_ledger(complete),
         "incomplete": {"records": len(rows) - len(complete), "reasons": dict(reasons)},
         "degraded": degraded(complete),
-        "profile": profiler.profile(complete, options.project_n),
+        "profile": profiler.profile(complete, options.project_n, profiler.uses_memo(options.llm)),
     }
 
 
@@ -108,8 +108,7 @@ def print_table(summary: dict) -> None:
         print(f"LoCoMo-Refined's own lexical metrics, overall: F1 {_show(summary['overall']['refined_f1'])}, "
               f"BLEU-1 {_show(summary['overall']['refined_bleu'])}")
     p, llm = summary["profile"], summary["llm"]
-    print(f"answer_time p50 {p['answer_time']['p50']} s, p90 {p['answer_time']['p90']} s; projected "
-          f"{p['projection']['hours']} h for {p['projection']['dialogues']} dialogues (limit 7 h; measured with "
-          f"{profiler.describe(p['measured_under'])}); "
+    print(f"answer_time p50 {p['answer_time']['p50']} s, p90 {p['answer_time']['p90']} s; "
+          f"{profiler.projection_note(p, summary['llm_spec'])}; "
           f"LLM {llm['prompt_tokens_per_dialogue']} prompt / {llm['output_tokens_per_dialogue']} output "
           f"tokens per dialogue; fallbacks: {summary['fallbacks'] or 'none'}")

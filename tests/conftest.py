@@ -1,4 +1,6 @@
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,22 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not beside the checkout")
     return SHARED_DATA
+
+
+def copy_checkout(dest: Path) -> Path:
+    """DEST/repo: the checkout's files (tracked and new, nothing ignored), with ../shared beside it
+    when the data is there; None where git cannot list them."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
+                            capture_output=True, text=True)
+    if listed.returncode:
+        return None
+    for name in filter(None, listed.stdout.split("\0")):
+        if (ROOT / name).is_file():
+            (dest / "repo" / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / "repo" / name)
+    if SHARED_DATA.is_dir():
+        (dest / "shared").symlink_to(SHARED_DATA.parent)
+    return dest / "repo"
 
 
 def make_model(replies=(), embedder="hash", **config):

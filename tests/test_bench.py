@@ -152,3 +152,14 @@ def test_lists_bench_tables_the_probe_and_varies_settings_of_both_kinds(tmp_path
         assert len(result["rows"]) == 24 and all(0 <= r["items_in_facts"] <= 1 and r["facts_chars"] > 0
                                                  for r in result["rows"])
     assert "24" in next(line for line in out.with_suffix(".md").read_text().splitlines() if "| probe |" in line)
+
+
+def test_a_stale_extraction_store_is_one_line_with_the_command_that_records_it(tmp_path, shared_data, capsys):
+    from bench import real_extraction
+    (tmp_path / "store.jsonl").write_text("")  # a store every prompt misses, as after a prompt change
+    code = real_extraction.main(["--llm", f"split:replay:{tmp_path};scripted", "--embedder", "hash"])
+    err = capsys.readouterr().err.strip()
+    assert code == 3 and len(err.splitlines()) == 1
+    assert err.startswith("real_extraction.py: stopped: the store in bench/fixtures/real_extraction is stale")
+    assert err.endswith(f"--llm {real_extraction.RECORD}")
+    assert not (ROOT / real_extraction.STORE / "pending.jsonl").exists()

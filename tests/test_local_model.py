@@ -57,6 +57,15 @@ def test_a_pinned_name_resolves_in_the_models_folder_and_says_how_to_fetch_it():
             L.model_path(pins.SMALL)
 
 
+def test_an_unknown_model_name_lists_the_pinned_names_and_which_are_installed(tmp_path):
+    with pytest.raises(BackendUnavailable, match="no GGUF file at 'qwen2.5-coder-05b'; the model names: ") as e:
+        L.model_path("qwen2.5-coder-05b")
+    assert all(name in str(e.value) for name in pins.PINS)
+    small = pins.path_of(pins.SMALL, tmp_path)
+    small.write_bytes(b"")  # not its pinned size: not installed
+    assert pins.listing(tmp_path) == ", ".join(f"{name} (not fetched)" for name in pins.PINS)
+
+
 def test_requests_are_greedy_seeded_and_schema_prompts_carry_a_one_line_grammar():
     chat = [{"role": "user", "content": "Hi"}]
     assert L.request(chat, 20, None) == {"messages": chat, "max_tokens": 20, "temperature": 0.0, "seed": 42}

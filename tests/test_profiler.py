@@ -28,3 +28,28 @@ def test_the_projection_says_what_it_was_measured_under():
     uncached = [{"answer_time": 1.0, "conditions": {"embed_cache_hits": None, "embed_cache_misses": None,
                                                      "load_per_core": 2.0}}]
     assert profiler.describe(profiler.profile(uncached)["measured_under"]).startswith("no embedding cache, load 2.0")
+
+
+def test_the_projection_is_the_contests_budget_on_this_backend_and_none_for_a_local_model():
+    prof = profiler.profile([{"answer_time": 90.0}], project_n=1000)
+    assert profiler.projection_note(prof, "llama:qwen2.5-coder-1.5b").startswith(
+        "no projection against the contest's 7 h: --llm llama:qwen2.5-coder-1.5b is a local CPU model")
+    assert profiler.projection_note(prof, "split:replay:d;llama:m").startswith("no projection")
+    note = profiler.projection_note(prof, "openai:http://h:8000/v1#GigaChat")
+    assert note.startswith("projected 25.0 h for 1000 dialogues against the contest's 7 h on its GPU "
+                           "(does not fit), measured on this machine with --llm openai:http://h:8000/v1#GigaChat")
+
+
+def test_extraction_a_llama_memo_answered_is_left_out_of_the_extract_stage():
+    def row(extract_s, calls=100):
+        return {"answer_time": extract_s + 1.0, "stats": {"timings": {"extract": extract_s},
+                                                          "llm": {"by_purpose": {"extract": {"calls": calls}}}}}
+    rows = [row(77.0), row(0.0033), row(0.002), row(60.0)]  # two dialogues, each asked twice
+    assert profiler.uses_memo("llama:m") and not profiler.uses_memo("llama:m,memo=0")
+    assert not profiler.uses_memo("replay:d")
+    prof = profiler.profile(rows, memo=True)
+    assert (prof["stages"]["extract"]["p50"], prof["stages"]["extract"]["p90"]) == (60.0, 77.0)
+    assert prof["extract_memo_hits"] == 2 and "2 more reused" in profiler.extract_note(prof)
+    plain = profiler.profile(rows)  # a replay: every record's own time, nothing set apart
+    assert plain["stages"]["extract"]["p50"] == 0.0033 and plain["extract_memo_hits"] == 0
+    assert profiler.extract_note(plain) == ""

@@ -20,13 +20,12 @@ own path is tested by tests/test_local_model.py.
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import HANG_GUARD, ROOT, SHARED_DATA, write_refined
+from conftest import HANG_GUARD, ROOT, SHARED_DATA, copy_checkout, write_refined
 
 README = ROOT / "README.md"
 RUNNERS = ("local_eval/run.py", "tools/answer_pending.py")
@@ -91,18 +90,11 @@ def why_not(argv: list, stand_ins: dict) -> str:
 def checkout(tmp_path_factory):
     """A copy of the checkout's files (tracked and new, nothing ignored) with ../shared beside it."""
     base = tmp_path_factory.mktemp("readme")
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
-                            capture_output=True, text=True)
-    if listed.returncode:
+    repo = copy_checkout(base)
+    if repo is None:
         pytest.skip("the README walk copies the checkout with git")
-    for name in filter(None, listed.stdout.split("\0")):
-        if (ROOT / name).is_file():
-            (base / "repo" / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, base / "repo" / name)
-    if SHARED_DATA.is_dir():
-        (base / "shared").symlink_to(SHARED_DATA.parent)
     refined = write_refined(base / "questions.jsonl")
-    return base / "repo", {("--refined", a): str(refined) for argv in sum(BLOCKS, []) for a in argv
+    return repo, {("--refined", a): str(refined) for argv in sum(BLOCKS, []) for a in argv
                            if a.endswith("questions.jsonl") and not (ROOT / a).exists()}
 
 

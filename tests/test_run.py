@@ -104,7 +104,7 @@ def test_shards_merge_into_one_report_with_official_formats(tmp_path, shared_dat
                "--out", str(tmp_path / "all"), "--embedder", "hash")
     assert proc.returncode == 0, proc.stderr
     predictions = [json.loads(x) for x in (tmp_path / "all/predictions.jsonl").read_text().splitlines()]
-    assert [p["qa_id"] for p in predictions] == ["conv-26#q0000", "conv-30#q0000", "conv-26#q0001", "conv-26#q0002"]
+    assert [p["qa_id"] for p in predictions] == ["conv-26#q0000", "conv-26#q0001", "conv-26#q0002", "conv-30#q0000"]  # by id
     assert set(predictions[0]) == {"qa_id", "predicted_answer"}
     assert predictions[0]["predicted_answer"] == "I don't have that information."  # English, scripted
     summary = json.loads((tmp_path / "all/summary.json").read_text())

@@ -224,7 +224,7 @@ def test_an_llm_failing_from_the_start_stops_the_run_after_three_records(tmp_pat
 def test_a_backend_that_is_down_is_one_line_and_its_log_goes_to_the_folder(tmp_path):
     port = free_port()
     names(one_line(demo(tmp_path, "--llm", f"openai:http://127.0.0.1:{port}/v1#tiny"), 3),
-          f"--llm openai:http://127.0.0.1:{port}", tmp_path / "run.log")
+          f"--llm openai:http://127.0.0.1:{port}", tmp_path / "run.log", "ConnectionRefusedError")
     assert "URLError" in (tmp_path / "run.log").read_text()  # the tracebacks, for whoever wants them
 
 
@@ -304,6 +304,18 @@ def test_merge_checks_its_sources_and_writes_their_common_manifest(tmp_path):
     assert merged == {**source, "merged_from": [s1, s2]}
     assert [r["id"] for r in rows(tmp_path / "m")] == ["demo-01", "demo-02"]
     assert run("--merge", s1, s2, "--out", str(tmp_path / "m")).returncode == 0  # the same merge again
+    proc = run("--merge", s2, s1, "--out", str(tmp_path / "m2"))  # shards in any order: rows by id
+    assert [r["id"] for r in rows(tmp_path / "m2")] == ["demo-01", "demo-02"]
+    with (tmp_path / "m2" / "submit.csv").open(encoding="utf-8") as f:
+        assert [r["id"] for r in csv.DictReader(f)] == ["demo-01", "demo-02"]
+    wrote = proc.stdout.strip().splitlines()[-1]
+    assert wrote.startswith(f"wrote {tmp_path / 'm2'}/: ")
+    assert set(wrote.split(": ", 1)[1].split(", ")) == {p.name for p in (tmp_path / "m2").iterdir()} - {".lock"}
+
+
+def test_merged_rows_sort_numeric_ids_by_number():
+    from local_eval import results
+    assert sorted(["10", "b", "2", "a"], key=results.by_id) == ["2", "10", "a", "b"]
 
 
 # --- one-line errors -----------------------------------------------------------------------
@@ -502,3 +514,13 @@ def test_a_setting_added_after_a_run_was_made_counts_at_its_default(tmp_path):
     assert len(rows(tmp_path)) == 2
     (tmp_path / "run.json").write_text(json.dumps(manifest))
     assert "extract_max_tokens" in one_line(demo(tmp_path, "--limit", "2", "--extract-max-tokens", "64"), 2)
+
+
+def test_an_interrupt_before_any_record_names_no_file_that_is_not_there(tmp_path):
+    from local_eval import run as run_py
+    argv = ["--out", str(tmp_path / "run"), *FAST]
+    said = run_py.interrupted(argv)
+    assert said.startswith("interrupted before a record finished;") and "results.jsonl" not in said
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "results.jsonl").write_text("")
+    assert run_py.interrupted(argv).startswith(f"interrupted: 0 finished record(s) kept in {tmp_path / 'run'}")

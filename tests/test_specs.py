@@ -64,3 +64,17 @@ def test_help_and_the_docs_list_the_tables_kinds(monkeypatch):
 def test_a_spec_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         parse("scripted").kind = "hf"
+
+
+def test_the_docs_show_every_kind_with_an_example_that_parses_to_it():
+    docs = (ROOT / "docs/evaluating.md").read_text(encoding="utf-8")
+    section = docs.split("## Backend specs", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip().strip("`") for c in line.replace("\\|", "\0").split("|")[1:-1]]
+        if len(cells) == 4 and cells[0] in specs.LLM_KINDS:
+            rows[cells[0]] = [c.replace("\0", "|") for c in cells]
+    assert set(rows) == set(specs.LLM_KINDS)
+    for kind, (_, shape, example, _) in rows.items():
+        assert shape == specs.LLM_KINDS[kind].usage, kind
+        assert parse(example.split(" ", 1)[1].strip("'")).kind == kind, example

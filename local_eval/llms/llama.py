@@ -68,7 +68,9 @@ def model_path(model: str) -> Path:
                                  "llama:FILE.gguf[,ctx=N][,threads=N][,prefix=0|1][,memo=0|1]")
     path = pins.path_of(model) if model in pins.PINS else Path(model)
     if not path.is_file():
-        hint = f"; fetch it with tools/fetch_model.py {model}" if model in pins.PINS else ""
+        hint = (f"; fetch it with tools/fetch_model.py {model}" if model in pins.PINS else
+                f"; the model names: {pins.listing()}; or the path of a .gguf file" if not model.endswith(".gguf")
+                else "")
         raise BackendUnavailable(f"llama: no GGUF file at {str(path)!r}{hint}")
     return path
 

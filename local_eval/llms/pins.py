@@ -53,6 +53,12 @@ def installed(name: str, folder: Optional[Path] = None) -> Optional[Path]:
     return path if path.is_file() and path.stat().st_size == PINS[name].size else None
 
 
+def listing(folder: Optional[Path] = None) -> str:
+    """`qwen2.5-coder-1.5b (installed), qwen2.5-coder-0.5b (not fetched)`: every pinned name, for an
+    unknown one."""
+    return ", ".join(f"{name} ({'installed' if installed(name, folder) else 'not fetched'})" for name in PINS)
+
+
 def main_job_llm(folder: Optional[Path] = None) -> tuple[str, Optional[str]]:
     """The main job's default `--llm`: the main local model when it can run here, else
     `scripted`, with the reason it fell back (None when it did not)."""

@@ -85,7 +85,7 @@ def _is_prompt(row: dict) -> bool:
         row.get("settings"), dict)
 
 
-def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], int]:
+def read_rows(path: Path, valid: Callable[[dict], bool]) -> tuple[list[dict], list[int]]:
     """`jsonl.read_rows`, saying once how many damaged lines were skipped."""
     rows, damaged = jsonl.read_rows(path, valid)
     if damaged:
@@ -211,8 +211,15 @@ class ReplayLLM(CachingLLM):
             raise StopRun(f"replay: {len(missing)} prompt(s) have no stored reply; they are in "
                           f"{self.store.dir / PENDING}. Produce replies and add them to "
                           f"{self.store.dir / REPLIES} as {{\"key\", \"reply\"}} lines, then run again."
-                          + nearest_change(missing[0]["messages"], self.store.prints))
+                          + self._changed(missing[0]["messages"]))
         return [self._stored(c, k) for c, k in zip(chats, keys)]
+
+    def _changed(self, chat) -> str:
+        """The line a changed prompt gained, and how to record the store again ('' for no near prompt)."""
+        change = nearest_change(chat, self.store.prints)
+        return change and (f"{change} If the code changed the prompt since the store was recorded, record it "
+                           f"again: the same command with cache:{self.store.dir}+MODEL (the model that made it) "
+                           f"in place of replay:{self.store.dir}.")
 
     def _misses(self, chats, max_tokens: int, schema) -> tuple[list, list]:
         """Each chat's store key, and a pending.jsonl row for every chat the store cannot answer."""
