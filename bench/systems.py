@@ -38,6 +38,7 @@ RU = ROOT.parent / "shared" / "data" / "gigamemory"
 STORE = ROOT / "bench/stores/systems"
 RUNS = ROOT / "runs/systems"
 RESULTS = ROOT / "bench/results/systems"
+SHARD = "1/2"  # 14 of the 28 Russian dev questions, every dialogue: what two cores recorded in an hour
 CONTEXT = 8192  # the reader's context in tokens: every system's prompts are held to it
 READER = f"llama:qwen2.5-coder-1.5b,ctx={CONTEXT}"
 FIXTURES = "fixture:" + ",".join(str(p) for p in (RU / "extraction_fixture.jsonl",
@@ -57,12 +58,13 @@ def reader(record: bool) -> str:
     return f"cache:{STORE / 'qwen1.5b'}+{READER}" if record else f"replay:{STORE / 'qwen1.5b'}"
 
 
-def command(system: str, benchmark: str, record: bool) -> list:
-    """The run.py command of one system on one benchmark."""
+def command(system: str, benchmark: str, record: bool, shard: str = "1/1") -> list:
+    """The run.py command of one system on one benchmark (`shard`: run.py's --shard)."""
     llm = reader(record)
     if system == "ours":  # the recorded facts answer the schema prompts, the reader the rest
         llm = f"split:{FIXTURES};{llm}"
-    return [sys.executable, "local_eval/run.py", *BENCHMARKS[benchmark], *SYSTEMS[system], "--llm", llm,
+    return [sys.executable, "local_eval/run.py", *BENCHMARKS[benchmark], "--shard", shard, *SYSTEMS[system],
+            "--llm", llm,
             "--judge", f"collect:{STORE / 'judge'}",  # the verdicts it lacks are queued for a judge
             "--out", str(folder(system, benchmark, record))]
 
@@ -71,9 +73,9 @@ def folder(system: str, benchmark: str, record: bool) -> Path:
     return RUNS / benchmark / (system + ("-record" if record else ""))
 
 
-def run(system: str, benchmark: str, record: bool) -> int:
-    """Run one system; its stdout's last lines are shown, its exit code returned (4: judge pending)."""
-    done = subprocess.run(command(system, benchmark, record), cwd=ROOT, capture_output=True, text=True)
+def run(system: str, benchmark: str, record: bool, shard: str) -> int:
+    """Run one system; its exit code returned (4: judge replies pending), else its last line said."""
+    done = subprocess.run(command(system, benchmark, record, shard), cwd=ROOT, capture_output=True, text=True)
     if done.returncode not in (0, 4):
         tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["(no output)"]
         raise SystemExit(f"{system} on {benchmark}: run.py exited {done.returncode}: {tail[0]}")
@@ -129,6 +131,8 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     p.add_argument("--benchmark", choices=tuple(BENCHMARKS), default="ru_dev")
     p.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated, of: " + ", ".join(SYSTEMS))
+    p.add_argument("--shard", default=SHARD, help=f"run.py's --shard K/N: the questions (default: {SHARD}, "
+                   "what is recorded)")
     p.add_argument("--record", action="store_true", help="ask the reader (and queue the judge's prompts) "
                    "for every prompt the store lacks; a model job of hours on two cores")
     args = p.parse_args(argv)
@@ -136,10 +140,10 @@ def main(argv=None) -> int:
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         p.error(f"unknown system {unknown[0]!r}; choose from {', '.join(SYSTEMS)}")
-    codes = {system: run(system, args.benchmark, args.record) for system in systems}
+    codes = {system: run(system, args.benchmark, args.record, args.shard) for system in systems}
     if args.record:
         keep_seconds(args.benchmark, systems)
-        codes = {system: run(system, args.benchmark, False) for system in systems}
+        codes = {system: run(system, args.benchmark, False, args.shard) for system in systems}
     print(f"{args.benchmark}: reader {READER} (replies in {STORE.relative_to(ROOT)}), "
           f"judge: a fresh stand-in judge's verdicts\n")
     print(table(args.benchmark, systems))
