@@ -204,7 +204,8 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("read", help="ask the model every prompt in every way, and the gate question")
     r.add_argument("--prompts", action="append", required=True)
-    r.add_argument("--way", action="append", choices=tuple(WAYS), required=True)
+    r.add_argument("--way", action="append", choices=tuple(WAYS), default=[],
+                   help="ways to answer (none: only the gate question)")
     r.add_argument("--model", default="qwen2.5-coder-1.5b", help="a llama: model (name or GGUF path)")
     r.add_argument("--out", required=True)
     r.add_argument("--no-gate", action="store_true", help="do not ask the yes/no question")
