@@ -112,7 +112,9 @@ def table(benchmark: str, systems: list) -> str:
     types: list = []
     body = []
     for system in systems:
-        rows = jsonl.read_rows(folder(system, benchmark, False) / "results.jsonl", lambda r: "id" in r)[0]
+        latest = {r["id"]: r for r in jsonl.read_rows(folder(system, benchmark, False) / "results.jsonl",
+                                                      lambda r: "id" in r)[0]}  # a resumed row replaces its first
+        rows = list(latest.values())
         if not rows:
             continue
         for row in rows:
