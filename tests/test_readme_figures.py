@@ -13,7 +13,8 @@ store again must drop the marker, and a store that goes stale unmarked fails her
 
 Each command runs as written, with bash, in a copy of the checkout beside ../shared (as
 tests/test_readme.py does): `.venv/bin/python` is this interpreter, PYTHONPATH the copy, and
-the copy's `.cache` the checkout's embedding cache. It must exit 0, print its figures, and
+the copy's `.cache` and `.models` the checkout's (the embedding cache; `make install`'s models,
+whose tokenizer a `--submission` replay counts with). It must exit 0, print its figures, and
 leave the copy's files as they were, new files only where git ignores them. Without
 ../shared/data the rows that read it are skipped.
 """
@@ -95,6 +96,8 @@ def checkout(tmp_path_factory):
     if repo is None:
         pytest.skip("the figures test copies the checkout with git")
     (repo / ".cache").symlink_to(ROOT / ".cache")
+    if (ROOT / ".models").is_dir():  # `make install`'s models: a replay through --submission reads their tokenizer
+        (repo / ".models").symlink_to(ROOT / ".models")
     return repo
 
 
