@@ -13,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from submit.memory.llm import LLM, BackendUnavailable, Generation
 from submit.memory.llm_backends import SEED, strip_junk
 
+from .llama import is_rendered
+
 
 class OpenAIBackend(LLM):
     """Any OpenAI-compatible chat server (`vllm serve`, llama.cpp server): `openai:URL#MODEL`."""
@@ -35,7 +37,7 @@ class OpenAIBackend(LLM):
         import urllib.request
         # A prompt rendered already (a submission's, through local_eval's vLLM stand-in) goes to
         # the completions endpoint as it is; vLLM's and llama.cpp's servers read it with its special tokens.
-        rendered = len(chat) == 1 and chat[0].get("role") == "prompt"
+        rendered = is_rendered(chat)
         body = {"model": self.model, "max_tokens": max_tokens, "temperature": 0.0, "seed": SEED,
                 **({"prompt": chat[0]["content"]} if rendered else {"messages": chat})}
         if schema:
