@@ -163,6 +163,10 @@ OPTIONS = (
     Option("abstain", str, "the abstention check: one yes/no call on the answer prompt's material, before the "
            "answer or of its draft; a clear no declines [default: {default}, as in the contest]",
            {"choices": ABSTAIN_MODES}, ANSWER, True, path="memory.abstain", default=TREE),
+    Option("gate", str, "the decline gate: the reader's one-token P(yes) that the material holds the answer, "
+           "declined below the threshold this run's calibration chose on the shipped calibration set "
+           "(summary.json -> gate) [default: {default}, as in the contest]",
+           {"choices": ("off", "calibrated")}, ANSWER, True, path="memory.gate", default=TREE),
     Option("facts", bool, "extract facts and show them to the answer step; off answers from the excerpts alone "
            "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.facts", default=TREE),
     Option("retrieval", str, "ranking used by --mode retrieval [default: {default}, the engine's own]",

@@ -10,6 +10,7 @@ import json
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Optional
 
 from . import judges, profiler
 
@@ -35,6 +36,7 @@ def summarize(rows: list, options) -> dict:
         "fallbacks": dict(fallbacks), "llm": llm_ledger(complete),
         "incomplete": {"records": len(rows) - len(complete), "reasons": dict(reasons)},
         "degraded": degraded(complete),
+        "gate": gate(complete),
         "profile": profiler.profile(complete, options.project_n, profiler.uses_memo(options.llm)),
     }
 
@@ -75,6 +77,22 @@ def llm_ledger(rows) -> dict:
     return out
 
 
+def gate(rows: list) -> Optional[dict]:
+    """The decline gate over the run: each language's calibration (its rule's threshold, rates and
+    scores, as the submission chose it) and what the gate did to the records, split by whether
+    the gold is a decline; None where the submission has no gate."""
+    found = [r["stats"]["gate"] for r in rows if (r.get("stats") or {}).get("gate")]
+    if not found:
+        return None
+    asked = [(r, r["stats"]["gate"]) for r in rows if (r.get("stats") or {}).get("gate")]
+    return {"calibration": {g["calibration"]["lang"]: g["calibration"] for g in found},
+            "asked": sum(g["p_yes"] is not None for _, g in asked),
+            "declined": {"answerable": sum(g["gated"] for r, g in asked if not r["abstention"]),
+                         "unanswerable": sum(g["gated"] for r, g in asked if r["abstention"])},
+            "records": {"answerable": sum(not r["abstention"] for r, _ in asked),
+                        "unanswerable": sum(bool(r["abstention"]) for r, _ in asked)}}
+
+
 def degraded(rows: list) -> dict:
     """Records whose extraction the time budget cut (`--time-budget`), per level reached."""
     levels = Counter(key for row in rows for key in row["fallbacks"] if key.startswith("budget_level_"))
@@ -112,3 +130,15 @@ def print_table(summary: dict) -> None:
           f"{profiler.projection_note(p, summary['llm_spec'])}; "
           f"LLM {llm['prompt_tokens_per_dialogue']} prompt / {llm['output_tokens_per_dialogue']} output "
           f"tokens per dialogue; fallbacks: {summary['fallbacks'] or 'none'}")
+    if summary.get("gate"):
+        print(gate_line(summary["gate"]))
+
+
+def gate_line(found: dict) -> str:
+    """The decline gate in one line: each language's calibration, and what it declined here."""
+    parts = [f"{lang} on, P(yes) < {c['threshold']:.3f} (calibration: {c['unanswerable_declined']:.0%} of "
+             f"unanswerable, {c['answerable_declined']:.0%} of answerable declined, AUC {c['auc']})"
+             if c["on"] else f"{lang} off ({c['why']})" for lang, c in found["calibration"].items()]
+    declined, records = found["declined"], found["records"]
+    return (f"decline gate: {'; '.join(parts)}; declined here {declined['unanswerable']}/{records['unanswerable']} "
+            f"without an answer, {declined['answerable']}/{records['answerable']} with one")

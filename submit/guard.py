@@ -107,15 +107,17 @@ class GuardedLLM(LLM):
 
     def __init__(self, inner: LLM, gate: Gate):
         self.inner, self.gate, self.name = inner, gate, inner.name
+        self.gives_logprobs = inner.gives_logprobs
 
     def generate(self, chats: Sequence, *, max_tokens: int, schema: Optional[dict] = None,
-                 purpose: str = ANSWER) -> list:
+                 purpose: str = ANSWER, logprobs: int = 0) -> list:
         ticket = current()
         if ticket is not None:
             ticket.check()
         with self.gate.hold():
             start = ticket.clock() if ticket else 0.0
-            out = self.inner.generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
+            out = self.inner.generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose,
+                                      logprobs=logprobs)
             if ticket is not None:
                 ticket.record(len(chats), purpose, ticket.clock() - start)
         if ticket is not None:

@@ -23,12 +23,13 @@ from submit_interface import ModelWithMemory
 from . import fallbacks as why
 from . import guard
 from .config import Config, embedder_chain, resolve_llm
+from .memory import gate
 from .memory.answer import NO_INFO, detect_lang
 from .memory.budget import FULL, STRICT, TOP_TURNS, Plan, TimeBudget
 from .memory.dialogue import Answer, DialogueMemory
 from .memory.embed import CachedEmbedder, Embedder, first_working
 from .memory.facts import STRICT_MIN_CHARS
-from .memory.llm import LLM, StopRun
+from .memory.llm import CALIBRATE, LLM, StopRun
 from .memory.llm_backends import make_llm
 from .memory.turns import clean_text
 
@@ -78,6 +79,10 @@ class SubmitModelWithMemory(ModelWithMemory):
         self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace))
         self.breaker = guard.Breaker()
         self.memories: dict[str, DialogueMemory] = {}
+        # The decline gate's calibration, once per language the run is asked in (`_calibrate`);
+        # `thresholds` is shared by every dialogue's memory.
+        self.calibrations: dict[str, gate.Calibration] = {}
+        self.thresholds: dict[str, float] = {}
         self.traces: dict[str, Answer] = {}
         self.plans: dict[str, Plan] = {}
         self._busy: dict[str, threading.Lock] = {}
@@ -101,7 +106,7 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _memory(self, key: str) -> DialogueMemory:
         if key not in self.memories:
-            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory)
+            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory, self.thresholds)
             self._busy[key] = threading.Lock()
         return self.memories[key]
 
@@ -114,7 +119,12 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def answer_to_question(self, dialogue_id: str, question: str) -> str:
         """Never raises (StopRun aside: an eval replay miss); returns within the ceiling,
-        counted from this call: the answer, one from memory, or a safe "no information"."""
+        counted from this call (the run's first question in a language calibrates the decline gate
+        first, outside the ceiling): the answer, one from memory, or a safe "no information"."""
+        try:
+            self._calibrate(detect_lang(clean_text(question)))
+        except StopRun:
+            raise
         started = self.budget.clock()
         try:
             return self._answer(clean_text(dialogue_id), clean_text(question), started)
@@ -142,6 +152,42 @@ class SubmitModelWithMemory(ModelWithMemory):
             return NO_INFO[detect_lang(question)]
         self.traces[key] = outcome.answer
         return outcome.answer.text
+
+    def _calibrate(self, lang: str) -> None:
+        """The decline gate's threshold for `lang`, chosen once per run by `gate.calibrate` from this
+        run's own model's P(yes) over the shipped calibration prompts; where it cannot be chosen,
+        the gate stays off for the language and the calibration says why. Never raises (StopRun aside)."""
+        if lang in self.calibrations:
+            return
+        try:
+            found = self._calibration(lang)
+        except StopRun:
+            raise
+        except Exception as error:  # a gate that cannot calibrate is off; the answers go on
+            log.exception("gigamemory: the decline gate's calibration failed")
+            found = gate.Calibration(lang, False, f"calibration failed: {type(error).__name__}: {error}")
+        self.calibrations[lang] = found
+        if found.on:
+            self.thresholds[lang] = found.threshold
+        log.info("gigamemory: decline gate (%s) %s: %s; threshold %s, AUC %s over %d calls; scores %s",
+                 lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
+                 [[i, a, p] for i, a, p in found.scores])
+
+    def _calibration(self, lang: str) -> gate.Calibration:
+        settings = self.config.memory
+        if settings.gate == "off":
+            return gate.Calibration(lang, False, "off in the config")
+        if not self.llm.gives_logprobs:
+            return gate.Calibration(lang, False, f"the backend {self.llm.name} gives no logprobs")
+        path = gate.calibration_file(lang, settings.context_chars)
+        if path is None:
+            return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {gate.CALIBRATION_DIR}")
+        items = gate.load_set(path)
+        chats = [gate.with_ask(item["messages"], gate.ask(lang)) for item in items]
+        replies = self._llm.generate(chats, max_tokens=1, purpose=CALIBRATE, logprobs=gate.TOP_K)
+        scores = [(item["id"], bool(item["answerable"]), gate.p_yes(reply.top, lang))
+                  for item, reply in zip(items, replies)]
+        return gate.calibrate(lang, scores, settings.gate_max_false, settings.gate_min_declined)
 
     def _abandoned(self, key: str, use_llm: bool) -> Outcome:
         log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.budget.answer_ceiling_s)
@@ -267,6 +313,17 @@ class SubmitModelWithMemory(ModelWithMemory):
         """The last answer's record (context provenance, timings); gone after clear_memory."""
         return self.traces.get(clean_text(dialogue_id))
 
+    def _gate_stats(self, key: str) -> Optional[dict]:
+        """The last answer's gate reading and the calibration of its language, for evaluation."""
+        trace = self.traces.get(key)
+        calibration = self.calibrations.get(trace.lang) if trace else None
+        if calibration is None:
+            return None
+        threshold = self.thresholds.get(trace.lang)
+        return {"p_yes": trace.p_yes, "threshold": threshold,
+                "gated": trace.p_yes is not None and threshold is not None and trace.p_yes < threshold,
+                "calibration": calibration.as_dict()}
+
     def memory_stats(self, dialogue_id: str) -> Optional[dict]:
         key = clean_text(dialogue_id)
         memory = self.memories.get(key)
@@ -277,7 +334,8 @@ class SubmitModelWithMemory(ModelWithMemory):
         try:
             return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
                     "extraction": dict(memory.extraction), "facts": len(memory.facts),
-                    "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget}
+                    "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget,
+                    "gate": self._gate_stats(key)}
         except RuntimeError:  # an abandoned worker changed the ledger while it was read
             log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])
             return None

@@ -142,6 +142,7 @@ class LlamaBackend(LLM):
     """A GGUF model, loaded once (`engine`) and kept while a backend holds it."""
 
     name = "llama"
+    gives_logprobs = True  # chats only: llama.cpp's chat endpoint returns top_logprobs
     # Seconds per extraction prompt for the time budget before the first dialogue measures
     # it: on the demo the 0.5B took ~5 s, the 1.5B ~19 s on a busy 2-core machine.
     prior_seconds_per_prompt = 10.0
@@ -151,35 +152,40 @@ class LlamaBackend(LLM):
         self.engine = engine(self.path, self.options)
         self.memo: dict = {}  # sha256 of the request -> its Generation
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
         from submit import guard
         ticket, out = guard.current(), []
         for chat in chats:
             if ticket is not None:  # an abandoned answer frees the engine after this prompt
                 ticket.check()
-            out.append(self._one(chat, max_tokens, schema))
+            out.append(self._one(chat, max_tokens, schema, logprobs))
         return out
 
-    def _one(self, chat, max_tokens, schema) -> Generation:
+    def _one(self, chat, max_tokens, schema, logprobs=0) -> Generation:
         if not self.options.memo:
-            return self._ask(chat, max_tokens, schema)
-        key = hashlib.sha256(json.dumps([chat, max_tokens, schema], ensure_ascii=False).encode()).hexdigest()
+            return self._ask(chat, max_tokens, schema, logprobs)
+        key = hashlib.sha256(json.dumps([chat, max_tokens, schema] + ([logprobs] if logprobs else []),
+                                        ensure_ascii=False).encode()).hexdigest()
         if key not in self.memo:
-            self.memo[key] = self._ask(chat, max_tokens, schema)
+            self.memo[key] = self._ask(chat, max_tokens, schema, logprobs)
         return self.memo[key]
 
-    def _ask(self, chat, max_tokens, schema) -> Generation:
+    def _ask(self, chat, max_tokens, schema, logprobs=0) -> Generation:
         if is_rendered(chat):
+            if logprobs:
+                raise LlamaError("llama: logprobs are given for chats, not for prompts rendered already")
             return self._complete(chat[0]["content"], max_tokens, schema)
         for _ in range(SHORTEN_TRIES):
             body = {**request(chat, max_tokens, schema), "cache_prompt": bool(self.options.prefix)}
+            if logprobs:
+                body.update(logprobs=True, top_logprobs=logprobs)
             reply = self.engine.server.handle_chat_completions(body)
             error = reply.get("error") if isinstance(reply, dict) else {"message": repr(reply)}
             if not error:
                 usage = reply.get("usage") or {}
                 text = reply["choices"][0]["message"].get("content") or ""
                 return Generation(text.strip(), int(usage.get("prompt_tokens", 0)),
-                                  int(usage.get("completion_tokens", 0)))
+                                  int(usage.get("completion_tokens", 0)), first_top(reply))
             if error.get("type") != "exceed_context_size_error":
                 raise LlamaError(f"llama: {error.get('message', error)}")
             chat = fit(chat, error, max_tokens)
@@ -210,6 +216,15 @@ class LlamaBackend(LLM):
 
     def close(self) -> None:
         self.engine = None  # the model is freed once no backend holds it
+
+
+def first_top(reply: dict) -> tuple:
+    """The first generated token's alternatives in an OpenAI-shaped chat reply (llama.cpp's,
+    vLLM's server's), as (token, logprob) pairs; () where the reply has none."""
+    content = ((reply.get("choices") or [{}])[0].get("logprobs") or {}).get("content") or []
+    if not content:
+        return ()
+    return tuple((str(t.get("token", "")), float(t.get("logprob", -1e9))) for t in content[0].get("top_logprobs") or [])
 
 
 def is_rendered(chat: list) -> bool:

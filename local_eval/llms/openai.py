@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from submit.memory.llm import LLM, BackendUnavailable, Generation
 from submit.memory.llm_backends import SEED, strip_junk
 
-from .llama import is_rendered
+from .llama import first_top, is_rendered
 
 
 class OpenAIBackend(LLM):
@@ -21,6 +21,7 @@ class OpenAIBackend(LLM):
 
     name = "openai"
     concurrent_calls = True  # the server queues requests itself
+    gives_logprobs = True  # for chats (`top_logprobs`); a server that refuses them fails the call
 
     def __init__(self, arg: str, workers: int = 8, timeout: float = 600.0):
         url, _, model = arg.partition("#")
@@ -29,17 +30,19 @@ class OpenAIBackend(LLM):
         self.url, self.model, self.workers, self.timeout = url.rstrip("/"), model, workers, timeout
         self.api_key = os.environ.get("OPENAI_API_KEY", "EMPTY")
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
         with ThreadPoolExecutor(self.workers) as pool:
-            return list(pool.map(lambda c: self._one(c, max_tokens, schema), chats))
+            return list(pool.map(lambda c: self._one(c, max_tokens, schema, logprobs), chats))
 
-    def _one(self, chat, max_tokens, schema) -> Generation:
+    def _one(self, chat, max_tokens, schema, logprobs=0) -> Generation:
         import urllib.request
         # A prompt rendered already (a submission's, through local_eval's vLLM stand-in) goes to
         # the completions endpoint as it is; vLLM's and llama.cpp's servers read it with its special tokens.
         rendered = is_rendered(chat)
         body = {"model": self.model, "max_tokens": max_tokens, "temperature": 0.0, "seed": SEED,
                 **({"prompt": chat[0]["content"]} if rendered else {"messages": chat})}
+        if logprobs and not rendered:
+            body.update(logprobs=True, top_logprobs=logprobs)
         if schema:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "reply", "schema": schema}}
@@ -53,4 +56,4 @@ class OpenAIBackend(LLM):
         choice = data["choices"][0]
         text = (choice.get("text") if rendered else choice["message"].get("content")) or ""
         return Generation(strip_junk(text), int(usage.get("prompt_tokens", 0)),
-                          int(usage.get("completion_tokens", 0)))
+                          int(usage.get("completion_tokens", 0)), () if rendered else first_top(data))

@@ -1,8 +1,8 @@
 """`split:STRUCTURED_SPEC;TEXT_SPEC`: the memory's structured calls to one backend, every other call to another.
 
 The structured calls (extraction, the versions pass and its check: `llm.STRUCTURED`) go to
-the first backend; the answer, the shorten step and the abstention check (which reads the
-answer's material, though it carries a schema) to the second. The caller says each call's
+the first backend; the answer, the shorten step, the abstention check (which reads the
+answer's material, though it carries a schema) and the decline gate to the second. The caller says each call's
 purpose, so nothing is guessed from the schema. This lets a real reader answer over facts
 that come from elsewhere, e.g. the recorded extraction fixture read by the local model:
     --llm 'split:fixture:../shared/data/gigamemory/extraction_fixture.jsonl;llama:.models/m.gguf'
@@ -20,10 +20,11 @@ class SplitLLM(LLM):
         self.concurrent_calls = structured.concurrent_calls and text.concurrent_calls
         self.prior_seconds_per_prompt = structured.prior_seconds_per_prompt  # the budget plans extraction
         self.fell_back = structured.fell_back or text.fell_back
+        self.gives_logprobs = text.gives_logprobs  # the decline gate reads the answer's material
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
         side = self.structured if purpose in STRUCTURED else self.text
-        return side.generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
+        return side.generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose, logprobs=logprobs)
 
     def count_tokens(self, text: str) -> int:
         return self.text.count_tokens(text)

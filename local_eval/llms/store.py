@@ -3,11 +3,13 @@ them, `collect:DIR` answers from them and queues every other prompt for a batch 
 
 An expensive GPU run can be replayed exactly on a CPU machine, and replies produced
 elsewhere can be dropped in. Files in DIR, all JSON lines:
-  store.jsonl     {"key", "reply", "lines"?, "prompt_tokens"?, "output_tokens"?, "seconds"?}
+  store.jsonl     {"key", "reply", "lines"?, "prompt_tokens"?, "output_tokens"?, "seconds"?, "top"?}
                   replies recorded by `cache:` (append-only), with the model's own counts
-  replies.jsonl   {"key", "reply", "lines"?}   replies produced elsewhere, read like the store
+  replies.jsonl   {"key", "reply", "lines"?, "top"?}   replies produced elsewhere, read like the store
   pending.jsonl   {"key", "messages", "settings"}   prompts `replay:` missed or `collect:` queued
-key = sha256 of the canonical JSON of {"messages": chat, "settings": {"max_tokens", "schema"}}.
+key = sha256 of the canonical JSON of {"messages": chat, "settings": {"max_tokens", "schema"}}, the
+settings with "logprobs": K as well for a call that asked for them (the decline gate's), whose
+row keeps the first token's alternatives as "top": [[token, logprob], ...].
 "lines" (optional) are short hashes of the prompt's lines (`line_prints`): when a replay misses
 because a prompt changed, the stored prompt nearest to it is found by them and the run says which
 lines are new, so a changed ranking or template can be told from a changed question.
@@ -38,8 +40,9 @@ STORE, REPLIES, PENDING = "store.jsonl", "replies.jsonl", "pending.jsonl"
 USAGE = ("prompt_tokens", "output_tokens", "seconds")  # a recorded reply's own counts (cache:)
 
 
-def settings_of(max_tokens: int, schema) -> dict:
-    return {"max_tokens": max_tokens, "schema": schema}
+def settings_of(max_tokens: int, schema, logprobs: int = 0) -> dict:
+    """A call's settings as keyed; `logprobs` only where asked, so earlier stores keep their keys."""
+    return {"max_tokens": max_tokens, "schema": schema, **({"logprobs": logprobs} if logprobs else {})}
 
 
 def prompt_key(chat: list, settings: dict) -> str:
@@ -70,9 +73,9 @@ def nearest_change(chat: list, prints: dict) -> str:
             f" lacks {len(new)} of its lines, the first: {first!r}.")
 
 
-def keyed(chats, max_tokens: int, schema) -> tuple[dict, list]:
+def keyed(chats, max_tokens: int, schema, logprobs: int = 0) -> tuple[dict, list]:
     """The settings of one call and each chat's store key."""
-    settings = settings_of(max_tokens, schema)
+    settings = settings_of(max_tokens, schema, logprobs)
     return settings, [prompt_key(c, settings) for c in chats]
 
 
@@ -108,9 +111,12 @@ class Store:
         self.replies: dict = {}
         self.prints: dict = {}  # key -> set of line prints, for rows that carry them
         self.usage: dict = {}  # key -> (prompt tokens, output tokens, seconds) as the model counted them
+        self.tops: dict = {}  # key -> the first token's alternatives, for calls that asked for them
         for name in (STORE, REPLIES):
             for r in read_rows(self.dir / name, _is_reply)[0]:
                 self.replies[r["key"]] = r["reply"]
+                if isinstance(r.get("top"), list):
+                    self.tops[r["key"]] = tuple((str(t), float(lp)) for t, lp in r["top"])
                 if isinstance(r.get("lines"), list):
                     self.prints[r["key"]] = set(map(str, r["lines"]))
                 if all(isinstance(r.get(k), (int, float)) for k in USAGE):
@@ -119,10 +125,15 @@ class Store:
         self.pending: dict = {r["key"]: r for r in rows}
         self._pending_tidy = not damaged and len(rows) == len(self.pending)  # no bad or repeated line
 
-    def add(self, key: str, reply: str, chat: Optional[list] = None, usage: Optional[tuple] = None) -> None:
-        """Store a reply; `usage` (prompt tokens, output tokens, seconds) is what a replay reports."""
+    def add(self, key: str, reply: str, chat: Optional[list] = None, usage: Optional[tuple] = None,
+            top: tuple = ()) -> None:
+        """Store a reply; `usage` (prompt tokens, output tokens, seconds) is what a replay reports,
+        `top` the first token's alternatives of a call that asked for them."""
         self.replies[key] = reply
         row = {"key": key, "reply": reply}
+        if top:
+            row["top"] = [list(t) for t in top]
+            self.tops[key] = tuple(top)
         if usage is not None:
             row.update(zip(USAGE, usage))
             self.usage[key] = usage
@@ -164,30 +175,31 @@ class CachingLLM(LLM):
         self.concurrent_calls = inner.concurrent_calls
         self.prior_seconds_per_prompt = inner.prior_seconds_per_prompt
         self.fell_back = inner.fell_back
+        self.gives_logprobs = inner.gives_logprobs
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
-        _, keys = keyed(chats, max_tokens, schema)
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
+        _, keys = keyed(chats, max_tokens, schema, logprobs)
         missing = [i for i, k in enumerate(keys) if k not in self.store.replies]
         start = time.perf_counter()
         fresh = self.inner.generate([chats[i] for i in missing], max_tokens=max_tokens, schema=schema,
-                                    purpose=purpose) if missing else []
+                                    purpose=purpose, logprobs=logprobs) if missing else []
         seconds = round((time.perf_counter() - start) / max(1, len(missing)), 3)  # a batch's time, shared
         for i, generation in zip(missing, fresh):
             self.store.add(keys[i], generation.text, chats[i],
-                           (generation.prompt_tokens, generation.output_tokens, seconds))
+                           (generation.prompt_tokens, generation.output_tokens, seconds), generation.top)
         made = dict(zip(missing, fresh))
         return [made.get(i) or self._stored(chats[i], keys[i]) for i in range(len(chats))]
 
     def _stored(self, chat, key) -> Generation:
         """The stored reply, with the tokens the model counted when it was recorded, else estimated."""
-        reply = self.store.replies[key]
+        reply, top = self.store.replies[key], self.store.tops.get(key, ())
         if key in self.store.usage:
             prompt, output, _ = self.store.usage[key]
-            return Generation(reply, int(prompt), int(output))
-        return Generation(reply, sum(self.count_tokens(m["content"]) for m in chat), self.count_tokens(reply))
+            return Generation(reply, int(prompt), int(output), top)
+        return Generation(reply, sum(self.count_tokens(m["content"]) for m in chat), self.count_tokens(reply), top)
 
 
 class ReplayLLM(CachingLLM):
@@ -197,6 +209,7 @@ class ReplayLLM(CachingLLM):
     concurrent_calls = False
     prior_seconds_per_prompt = 0.0  # answers at once
     fell_back = False
+    gives_logprobs = True  # what the store holds: a reply recorded without alternatives reads as none
 
     def __init__(self, folder: str):
         self.store = Store(folder, create=False)
@@ -204,8 +217,8 @@ class ReplayLLM(CachingLLM):
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4) if text else 0
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
-        keys, missing = self._misses(chats, max_tokens, schema)
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
+        keys, missing = self._misses(chats, max_tokens, schema, logprobs)
         if missing:
             self.store.queue(missing)
             raise StopRun(f"replay: {len(missing)} prompt(s) have no stored reply; they are in "
@@ -221,9 +234,9 @@ class ReplayLLM(CachingLLM):
                            f"again: the same command with cache:{self.store.dir}+MODEL (the model that made it) "
                            f"in place of replay:{self.store.dir}.")
 
-    def _misses(self, chats, max_tokens: int, schema) -> tuple[list, list]:
+    def _misses(self, chats, max_tokens: int, schema, logprobs: int = 0) -> tuple[list, list]:
         """Each chat's store key, and a pending.jsonl row for every chat the store cannot answer."""
-        settings, keys = keyed(chats, max_tokens, schema)
+        settings, keys = keyed(chats, max_tokens, schema, logprobs)
         return keys, [{"key": k, "messages": c, "settings": settings}
                       for k, c in zip(keys, chats) if k not in self.store.replies]
 
@@ -250,8 +263,8 @@ class CollectLLM(ReplayLLM):
     def next_record(self) -> None:
         self._missed = False
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
-        keys, missing = self._misses(chats, max_tokens, schema)
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
+        keys, missing = self._misses(chats, max_tokens, schema, logprobs)
         if missing and not self._missed:
             self.queued += self.store.queue(missing)
         self._missed = self._missed or bool(missing)
@@ -292,8 +305,9 @@ def answer_pending(folder: str, llm: LLM, batch: int = 64) -> int:
         for start in range(0, len(rows), batch):
             chunk = rows[start:start + batch]
             replies = llm.generate([r["messages"] for r in chunk], max_tokens=settings["max_tokens"],
-                                   schema=settings["schema"])
-            append_rows(store.dir / REPLIES, [{"key": r["key"], "reply": g.text, "lines": line_prints(r["messages"])}
+                                   schema=settings["schema"], logprobs=settings.get("logprobs", 0))
+            append_rows(store.dir / REPLIES, [{"key": r["key"], "reply": g.text, "lines": line_prints(r["messages"]),
+                                               **({"top": [list(t) for t in g.top]} if g.top else {})}
                                               for r, g in zip(chunk, replies)])
             written += len(chunk)
     return written

@@ -21,12 +21,13 @@ from ..fallbacks import EMPTY_ANSWER, MEMORY_ANSWER
 from . import answer as answer_step
 from . import budget
 from . import facts as fact_step
+from . import gate
 from .context import Context, pack
 from .embed import Embedder
 from .index import IndexSettings, KeyIndex
 from .lexical import tokenize
 from .limits import check_fields, count, one_of
-from .llm import ABSTAIN, ANSWER, EXTRACT, LLM, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
+from .llm import ABSTAIN, ANSWER, EXTRACT, GATE, LLM, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
 from .profiles import Profile, Profiles, profile_of
 from .retrieve import Hit, RetrieveSettings, search
 from . import versions
@@ -63,6 +64,15 @@ class Settings:
     # The abstention check: one yes/no call on the answer prompt's material, "before" the answer or
     # "after" it (of the draft); a clear "no" declines.
     abstain: str = field(default="off", metadata=one_of(answer_step.ABSTAIN_MODES))
+    # The decline gate (gate.py): "calibrated" asks the reader's one-token P(yes) that the material
+    # holds the answer and declines below the threshold the run's own calibration chose (the
+    # contest class calibrates once per language; where it cannot, the gate is off and says why).
+    gate: str = field(default="calibrated", metadata=one_of(("off", "calibrated")))
+    # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
+    # answerable calibration prompts, and the gate is on only if it then declines at least
+    # `gate_min_declined` of the unanswerable ones.
+    gate_max_false: float = 0.05
+    gate_min_declined: float = 0.25
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
     # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/lists.py).
@@ -88,13 +98,19 @@ class Answer:
     lang: str
     facts: tuple = ()  # the FactLines the answer prompt held (each knows its turns)
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
-    declined: bool = False  # the abstention check found no answer in the material
+    declined: bool = False  # the abstention check or the decline gate found no answer in the material
+    p_yes: Optional[float] = None  # the decline gate's reading, where it asked
     timings: dict = field(default_factory=dict)
 
 
 class DialogueMemory:
-    def __init__(self, llm: LLM, embedder: Embedder, settings: Settings = Settings()):
+    """`thresholds` (lang -> P(yes) threshold, from the run's calibration; a language without one
+    is not gated) is the contest class's, shared by every dialogue of the run."""
+
+    def __init__(self, llm: LLM, embedder: Embedder, settings: Settings = Settings(),
+                 thresholds: Optional[dict] = None):
         self.llm = llm
+        self.thresholds = thresholds if thresholds is not None else {}
         self.embedder = embedder
         self.settings = settings
         self.store = TurnStore()
@@ -141,11 +157,13 @@ class DialogueMemory:
                                             question_date=self.store.question_date,
                                             people=self.profile.people(self.store), task=self.profile.answer_prompt)
         declined = self.settings.abstain == "before" and self._declines(prompt, lang, "before")
+        p_yes = None if declined else self._gate(prompt, lang)
+        declined = declined or (p_yes is not None and p_yes < self.thresholds[lang])
         text = None if declined else self._draft(prompt(), question, lang)
         if text and text != answer_step.NO_INFO[lang] and self.settings.abstain == "after":
             declined = self._declines(prompt, lang, "after", text)
         return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
-                      context=context, lang=lang, facts=tuple(lines), declined=declined,
+                      context=context, lang=lang, facts=tuple(lines), declined=declined, p_yes=p_yes,
                       fallback=None if text or declined else EMPTY_ANSWER, timings=dict(self.timings))
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
@@ -168,6 +186,17 @@ class DialogueMemory:
                                            schema=answer_step.ABSTAIN_SCHEMA, purpose=ABSTAIN)[0]
         self.ledger.add(ABSTAIN, [generation])
         return answer_step.material_holds(generation.text) is False
+
+    def _gate(self, prompt, lang: str) -> Optional[float]:
+        """The decline gate's P(yes) on the answer prompt's material, or None where it does not
+        ask (off, or no calibrated threshold for this language) or cannot read the reply."""
+        if self.settings.gate == "off" or self.thresholds.get(lang) is None:
+            return None
+        with self.stage("gate"):
+            generation = self.llm.generate([prompt(gate.ask(lang))], max_tokens=1, purpose=GATE,
+                                           logprobs=gate.TOP_K)[0]
+        self.ledger.add(GATE, [generation])
+        return gate.p_yes(generation.top, lang)
 
     def recall(self, question: str) -> Optional[Answer]:
         """The answer without an LLM: the sentence of a best-ranked user turn that shares the

@@ -9,6 +9,7 @@ spec into a backend through a table of builders. Called by `dialogue` (extractio
 from __future__ import annotations
 
 import json
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
@@ -23,7 +24,10 @@ Chat = list  # of {"role": str, "content": str}
 # has a schema too, but it reads the answer's material, so it is the answer's.
 EXTRACT, VERSIONS, VERSIONS_CHECK = "extract", "versions", "versions_check"
 ANSWER, SHORTEN, ABSTAIN = "answer", "shorten", "abstain"
-PURPOSES = (EXTRACT, VERSIONS, VERSIONS_CHECK, ANSWER, SHORTEN, ABSTAIN)
+# The decline gate's one-token question (`gate`): its probabilities, not its text, are read; the
+# run's calibration asks it of the shipped calibration prompts first.
+GATE, CALIBRATE = "gate", "calibrate"
+PURPOSES = (EXTRACT, VERSIONS, VERSIONS_CHECK, ANSWER, SHORTEN, ABSTAIN, GATE, CALIBRATE)
 STRUCTURED = frozenset({EXTRACT, VERSIONS, VERSIONS_CHECK})
 
 
@@ -40,6 +44,9 @@ class Generation:
     text: str
     prompt_tokens: int
     output_tokens: int
+    # Asked with `logprobs=K`: the first generated token's K likeliest alternatives, as
+    # (token text, natural log probability) pairs, likeliest first; () otherwise.
+    top: tuple = ()
 
 
 class LLM:
@@ -49,22 +56,29 @@ class LLM:
     `concurrent_calls` — it may take a second call while one runs (an HTTP server queues
     requests itself; an in-process engine does not); `prior_seconds_per_prompt` — the time
     budget's guess of an extraction prompt's cost before the first measurement (None:
-    calibrate first); `fell_back` — it was started in place of the backend asked for."""
+    calibrate first); `fell_back` — it was started in place of the backend asked for;
+    `gives_logprobs` — `generate(..., logprobs=K)` fills each Generation's `top` (the decline gate
+    reads them; without them the gate is off)."""
 
     name = "llm"
     concurrent_calls = False
     prior_seconds_per_prompt: Optional[float] = None
     fell_back = False
+    gives_logprobs = False
 
     def generate(self, chats: Sequence[Chat], *, max_tokens: int, schema: Optional[dict] = None,
-                 purpose: str = ANSWER) -> list[Generation]:
+                 purpose: str = ANSWER, logprobs: int = 0) -> list[Generation]:
         """`llm.generate([[{"role": "user", "content": "Hi"}]], max_tokens=20)[0].text`; `purpose` is
-        one of PURPOSES (a judge's or a tool's call is an answer)."""
+        one of PURPOSES (a judge's or a tool's call is an answer); `logprobs=K` asks for the first
+        token's K likeliest alternatives (`Generation.top`), from a backend that `gives_logprobs`."""
         if purpose not in PURPOSES:
             raise ValueError(f"purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}")
+        if logprobs and not self.gives_logprobs:
+            raise BackendUnavailable(f"{self.name}: this backend gives no logprobs")
         if not chats:
             return []
-        out = self._generate(list(chats), max_tokens=max_tokens, schema=schema, purpose=purpose)
+        extra = {"logprobs": logprobs} if logprobs else {}  # backends without logprobs never see the keyword
+        out = self._generate(list(chats), max_tokens=max_tokens, schema=schema, purpose=purpose, **extra)
         if len(out) != len(chats):
             raise RuntimeError(f"{self.name}: {len(out)} outputs for {len(chats)} prompts")
         return out
@@ -78,6 +92,10 @@ class LLM:
 
     def close(self) -> None:
         pass
+
+
+def _log(p: float) -> float:
+    return math.log(p) if p > 0 else -1e9
 
 
 def empty_instance(schema: Optional[dict]):
@@ -101,13 +119,21 @@ class ScriptedLLM(LLM):
     language), so the whole pipeline runs without a model.
     `history` keeps every (chat, max_tokens, schema) it was asked, in order; `purposes` the
     purpose of each call and `batches` its size.
+
+    A call that asks for logprobs (the decline gate's) draws from `scores` instead, a queue of
+    P(yes) values (float, or callable(chat) -> float); with none left its reply has no
+    alternatives, so the gate cannot read it (and a calibration turns the gate off). These
+    calls are kept in `scored` (chat, purpose), apart from the text calls' history.
     """
 
     name = "scripted"
     concurrent_calls = True
     prior_seconds_per_prompt = 0.0
+    gives_logprobs = True
 
-    def __init__(self, replies: Sequence = (), history_limit: Optional[int] = None):
+    def __init__(self, replies: Sequence = (), history_limit: Optional[int] = None, scores: Sequence = ()):
+        self.scores: deque = deque(scores)
+        self.scored: deque = deque(maxlen=history_limit)
         self.queue: deque = deque(replies)
         # Tests read the whole history; a long CLI run keeps only the latest prompts.
         self.history: deque = deque(maxlen=history_limit)
@@ -125,10 +151,28 @@ class ScriptedLLM(LLM):
     def enqueue(self, *replies) -> None:
         self.queue.extend(replies)
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
+    def enqueue_scores(self, *scores) -> None:
+        self.scores.extend(scores)
+
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
+        if logprobs:
+            return [self._scored(chat, purpose) for chat in chats]
         self.batches.append(len(chats))
         self.purposes.append(purpose)
         return [self._one(chat, max_tokens, schema) for chat in chats]
+
+    def _scored(self, chat, purpose) -> Generation:
+        """A one-token reply whose alternatives say P(yes) = the next score ("да"/"yes" against "нет"/"no")."""
+        self.scored.append((chat, purpose))
+        score = self.scores.popleft() if self.scores else None
+        if callable(score):
+            score = score(chat)
+        prompt = sum(self.count_tokens(m["content"]) for m in chat)
+        if score is None:
+            return Generation("", prompt, 0)
+        yes, no = ("да", "нет") if detect_lang(chat[-1]["content"]) == "ru" else ("yes", "no")
+        top = tuple(sorted(((yes, _log(score)), (no, _log(1.0 - score))), key=lambda t: -t[1]))
+        return Generation(top[0][0], prompt, 1, top)
 
     def _one(self, chat, max_tokens, schema) -> Generation:
         self.history.append((chat, max_tokens, schema))

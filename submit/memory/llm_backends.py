@@ -56,6 +56,7 @@ class VLLMBackend(LLM):
     """
 
     name = "vllm"
+    gives_logprobs = True  # SamplingParams(logprobs=K): the first token's K likeliest, decoded
     # An assumption, not a measurement (a dialogue's ~240 prompts in ~12 s on an A100),
     # corrected by the first dialogue.
     prior_seconds_per_prompt = 0.05
@@ -89,7 +90,7 @@ class VLLMBackend(LLM):
             chat = shorten_chat(chat, (self.max_model_len - max_tokens) / max(len(ids), 1) * 0.9)
         raise ValueError("prompt does not fit the context even after shortening")
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
         from vllm import SamplingParams, TokensPrompt
         from vllm.sampling_params import GuidedDecodingParams
         prompts = [TokensPrompt(prompt_token_ids=self.encode(c, max_tokens)) for c in chats]
@@ -97,7 +98,8 @@ class VLLMBackend(LLM):
         def params(with_schema: bool):
             guided = GuidedDecodingParams(json=schema) if (schema and with_schema) else None
             return SamplingParams(temperature=0.0, max_tokens=max_tokens, seed=SEED, guided_decoding=guided,
-                                  skip_special_tokens=False, spaces_between_special_tokens=False)
+                                  skip_special_tokens=False, spaces_between_special_tokens=False,
+                                  **({"logprobs": logprobs} if logprobs else {}))
         try:
             outputs = self.engine.generate(prompts, params(True), use_tqdm=False)
         except ValueError as e:  # a schema xgrammar rejects: plain decoding, the parser copes
@@ -107,8 +109,17 @@ class VLLMBackend(LLM):
         outputs = outputs[-len(prompts):]  # a failed earlier call may have left requests queued
         if schema:  # a JSON reply cut by max_tokens is one no parser can read
             self.stats["cut_json"] += sum(o.outputs[0].finish_reason == "length" for o in outputs)
-        return [Generation(strip_junk(o.outputs[0].text), len(o.prompt_token_ids), len(o.outputs[0].token_ids))
-                for o in outputs]
+        return [Generation(strip_junk(o.outputs[0].text), len(o.prompt_token_ids), len(o.outputs[0].token_ids),
+                           vllm_top(o.outputs[0]) if logprobs else ()) for o in outputs]
+
+
+def vllm_top(completion) -> tuple:
+    """The first generated token's alternatives of a vLLM CompletionOutput (`logprobs`: one dict
+    per generated token, token id -> Logprob with `.logprob` and `.decoded_token`), likeliest first."""
+    if not completion.logprobs:
+        return ()
+    first = completion.logprobs[0].values()
+    return tuple(sorted(((lp.decoded_token or "", float(lp.logprob)) for lp in first), key=lambda t: -t[1]))
 
 
 class HFBackend(LLM):
@@ -117,6 +128,7 @@ class HFBackend(LLM):
     `hf:DIR` loads a model folder; `hf:FILE.gguf` loads a GGUF file (dequantized, needs `gguf`)."""
 
     name = "hf"
+    gives_logprobs = True  # the first step's logits, soft-maxed
     # ~700 s for a dialogue's ~240 prompts at batch 8 on an H100 (measured with a
     # GigaChat-shaped 20.5B MoE).
     prior_seconds_per_prompt = 3.0
@@ -144,27 +156,35 @@ class HFBackend(LLM):
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False)) if text else 0
 
-    def _generate(self, chats, *, max_tokens, schema, purpose):
+    def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
         out = []
         for start in range(0, len(chats), self.batch_size):
-            out += self._batch(chats[start:start + self.batch_size], max_tokens)
+            out += self._batch(chats[start:start + self.batch_size], max_tokens, logprobs)
         return out
 
-    def _batch(self, chats, max_tokens):
+    def _batch(self, chats, max_tokens, logprobs=0):
         texts = [self.tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False) for c in chats]
         enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False,
                              truncation=True, max_length=self.max_input_tokens).to(self.model.device)
         with self.torch.no_grad():
             gen = self.model.generate(**enc, max_new_tokens=max_tokens, do_sample=False,
-                                      pad_token_id=self.tokenizer.pad_token_id)
-        new = gen[:, enc["input_ids"].shape[1]:]
+                                      pad_token_id=self.tokenizer.pad_token_id,
+                                      return_dict_in_generate=True, output_logits=bool(logprobs))
+        new = gen.sequences[:, enc["input_ids"].shape[1]:]
+        tops = self._tops(gen.logits[0], logprobs) if logprobs else [()] * len(new)
         prompt_lens = enc["attention_mask"].sum(dim=1).tolist()
         result = []
-        for row, n_prompt in zip(new, prompt_lens):
+        for row, n_prompt, top in zip(new, prompt_lens, tops):
             tokens = [t for t in row.tolist() if t != self.tokenizer.pad_token_id]
             text = strip_junk(self.tokenizer.decode(tokens, skip_special_tokens=False))
-            result.append(Generation(text, int(n_prompt), len(tokens)))
+            result.append(Generation(text, int(n_prompt), len(tokens), top))
         return result
+
+    def _tops(self, logits, k: int) -> list:
+        """Each row's K likeliest first tokens, decoded, with their log probabilities."""
+        values, ids = self.torch.log_softmax(logits.float(), dim=-1).topk(k, dim=-1)
+        return [tuple((self.tokenizer.decode([i]), float(v)) for v, i in zip(vs.tolist(), row.tolist()))
+                for vs, row in zip(values, ids)]
 
 
 def vllm_or_hf(path: str, **engine) -> LLM:

@@ -1,0 +1,130 @@
+"""The decline gate: the reader's own one-token "does the material hold the answer?", read as
+P(yes), and the run's calibration that decides below which P(yes) an answer is declined.
+
+A small reader answers from insufficient material with somebody else's name or age more often
+than it declines (shared/docs/READING.md); no prompt wording moved it, but its own P(yes) on the
+gate question did (bench/results/reading.md). A threshold fitted on one model means nothing for
+another, so none is written here: each run asks its own model the gate question over a shipped
+calibration set (`submit/calibration/`: answer prompts built from the contest sample's dialogues,
+half of whose questions the dialogue answers and half it never does) and takes the threshold by
+the rule in `calibrate`. Pure functions; `model_inference` runs the calibration, `dialogue` the gate.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .. import prompts
+
+CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"
+TOP_K = 20  # alternatives asked for: vLLM's default max_logprobs, llama.cpp's and OpenAI's limit
+YES = {"ru": ("да",), "en": ("yes",)}
+NO = {"ru": ("нет",), "en": ("no",)}
+MAX_CALLS = 64  # calibration prompts asked per language, at most
+
+
+def ask(lang: str) -> str:
+    """The gate's question: it takes the place of the answer prompt's last line."""
+    return prompts.text("gate", lang, "ask")
+
+
+def p_yes(top: Sequence[tuple], lang: str) -> Optional[float]:
+    """P(yes) / (P(yes) + P(no)) over the first token's alternatives, a token counting for the
+    word it begins ("Д" and "да" are both yes; English "yes"/"no" count in either language);
+    None when neither word is among them (then the gate cannot read the reply and lets it stand).
+    `p_yes([("да", -0.1), ("нет", -2.4)], "ru")` is about 0.91."""
+    yes = no = 0.0
+    yes_words, no_words = YES[lang] + YES["en"], NO[lang] + NO["en"]
+    for token, logprob in top:
+        word = str(token).strip().lower()
+        if not word:
+            continue
+        p = math.exp(logprob)
+        if any(w.startswith(word) for w in yes_words):
+            yes += p
+        elif any(w.startswith(word) for w in no_words):
+            no += p
+    return yes / (yes + no) if yes + no > 0 else None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What one run's calibration found for one language: the gate `on` with its `threshold`
+    (decline where P(yes) < threshold), or off and `why`; the rates it has on the calibration set."""
+    lang: str
+    on: bool
+    why: str
+    threshold: Optional[float] = None
+    answerable: int = 0  # calibration prompts of each kind with a readable P(yes)
+    unanswerable: int = 0
+    answerable_declined: float = 0.0  # the rates at the threshold, on the calibration set itself
+    unanswerable_declined: float = 0.0
+    auc: Optional[float] = None  # P(an answerable prompt scores above an unanswerable one)
+    calls: int = 0
+    scores: tuple = field(default=(), repr=False)  # (id, answerable, P(yes) or None) per prompt
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "scores": [list(s) for s in self.scores]}
+
+
+def auc(positive: Sequence[float], negative: Sequence[float]) -> Optional[float]:
+    """Mann–Whitney: the share of (positive, negative) pairs ordered right, ties half."""
+    if not positive or not negative:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in positive for n in negative)
+    return wins / (len(positive) * len(negative))
+
+
+def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05, min_declined: float = 0.25) -> Calibration:
+    """The rule: decline below the lowest threshold that declines at most `max_false` of the
+    answerable calibration prompts — the answerable scores sorted, the threshold is the
+    (floor(max_false * n) + 1)-th lowest, declining strictly below it; the gate is on only where
+    that threshold declines at least `min_declined` of the unanswerable ones (else the scores
+    do not separate, and declining would only lose answers). `scores`: (id, answerable, P(yes) or
+    None) per calibration prompt; unreadable ones are left out, and the gate is off without both kinds."""
+    answerable = sorted(p for _, a, p in scores if a and p is not None)
+    unanswerable = [p for _, a, p in scores if not a and p is not None]
+    base = dict(lang=lang, answerable=len(answerable), unanswerable=len(unanswerable),
+                auc=_rounded(auc(answerable, unanswerable)), calls=len(scores), scores=tuple(scores))
+    if not answerable or not unanswerable:
+        unread = sum(p is None for _, _, p in scores)
+        return Calibration(on=False, why=f"no readable P(yes) for both kinds ({unread} of {len(scores)} "
+                                         "replies had neither yes nor no among their alternatives)", **base)
+    threshold = answerable[min(len(answerable) - 1, math.floor(max_false * len(answerable)))]
+    false = sum(p < threshold for p in answerable) / len(answerable)
+    declined = sum(p < threshold for p in unanswerable) / len(unanswerable)
+    on = declined >= min_declined
+    why = (f"declines {declined:.0%} of unanswerable at {false:.0%} of answerable (calibration set)" if on else
+           f"scores do not separate: at {false:.0%} of answerable declined it would decline {declined:.0%} "
+           f"of unanswerable, under the {min_declined:.0%} required")
+    return Calibration(on=on, why=why, threshold=round(threshold, 6), answerable_declined=round(false, 4),
+                       unanswerable_declined=round(declined, 4), **base)
+
+
+def _rounded(value: Optional[float]) -> Optional[float]:
+    return None if value is None else round(value, 4)
+
+
+def calibration_file(lang: str, context_chars: int, folder: Path = CALIBRATION_DIR) -> Optional[Path]:
+    """The shipped set for `lang` built at the evidence budget nearest the run's (`ru.c8000.jsonl`)."""
+    found = {int(p.name.split(".c")[1].split(".")[0]): p for p in folder.glob(f"{lang}.c*.jsonl")}
+    if not found:
+        return None
+    return found[min(found, key=lambda c: (abs(c - context_chars), c))]
+
+
+def load_set(path: Path, limit: int = MAX_CALLS) -> list[dict]:
+    """The calibration prompts, answerable and unanswerable alternating so a cut keeps both kinds."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kinds = [[r for r in rows if r["answerable"]], [r for r in rows if not r["answerable"]]]
+    mixed = [r for pair in zip(*kinds) for r in pair] + kinds[0][len(kinds[1]):] + kinds[1][len(kinds[0]):]
+    return mixed[:limit]
+
+
+def with_ask(messages: list, question_ask: str) -> list:
+    """The answer prompt with its last line (the answer prompt's `ask`) replaced by another."""
+    head = messages[-1]["content"].rsplit("\n", 1)[0]
+    return messages[:-1] + [{**messages[-1], "content": f"{head}\n{question_ask}"}]

@@ -1,0 +1,192 @@
+"""The decline gate: P(yes) read from the first token's alternatives, the calibration rule, the
+shipped calibration sets, and the contest class calibrating on its own model and gating answers."""
+import json
+import math
+
+import pytest
+
+from models import Message
+from submit import SubmitModelWithMemory
+from submit import prompts
+from submit.config import Config, replaced
+from submit.memory import gate
+from submit.memory.answer import NO_INFO, build_prompt
+from submit.memory.context import Context
+from submit.memory.embed import HashEmbedder
+from submit.memory.llm import ANSWER, CALIBRATE, GATE, LLM, BackendUnavailable, Generation, ScriptedLLM
+from local_eval import summary
+from local_eval.llms.store import CachingLLM, ReplayLLM, Store
+
+
+def ln(p):
+    return math.log(p)
+
+
+def test_p_yes_sums_the_alternatives_that_begin_yes_and_no():
+    assert gate.p_yes([("да", ln(0.6)), ("нет", ln(0.2)), ("Д", ln(0.2))], "ru") == pytest.approx(0.8)
+    assert gate.p_yes([(" No", ln(0.3)), ("Yes", ln(0.1)), ("The", ln(0.6))], "en") == pytest.approx(0.25)
+    assert gate.p_yes([("Yes", ln(0.5)), ("нет", ln(0.5))], "ru") == pytest.approx(0.5)  # English words count too
+
+
+def test_p_yes_is_none_when_neither_word_is_among_the_alternatives():
+    assert gate.p_yes([("Ответ", ln(0.9)), ("", ln(0.1))], "ru") is None
+    assert gate.p_yes((), "en") is None
+
+
+def scores(answerable, unanswerable):
+    return [(f"a{i}", True, p) for i, p in enumerate(answerable)] + \
+           [(f"u{i}", False, p) for i, p in enumerate(unanswerable)]
+
+
+def test_the_threshold_declines_at_most_the_allowed_share_of_answerable():
+    answerable = [0.95, 0.9, 0.9, 0.85, 0.8, 0.8, 0.75, 0.7, 0.6, 0.5, 0.4, 0.3,
+                  0.92, 0.91, 0.88, 0.87, 0.86, 0.84, 0.83, 0.82]  # 20: 5% allows one below the threshold
+    found = gate.calibrate("ru", scores(answerable, [0.1, 0.2, 0.35, 0.45, 0.9]), max_false=0.05, min_declined=0.25)
+    assert found.on and found.threshold == 0.4  # the second lowest answerable: only 0.3 falls below
+    assert found.answerable_declined == 0.05 and found.unanswerable_declined == 0.6
+    assert found.answerable == 20 and found.unanswerable == 5 and found.calls == 25
+
+
+def test_the_gate_is_off_where_the_scores_do_not_separate():
+    found = gate.calibrate("ru", scores([0.5, 0.6, 0.7, 0.8], [0.55, 0.65, 0.75, 0.85]), 0.05, 0.25)
+    assert not found.on and found.threshold == 0.5 and found.unanswerable_declined == 0.0
+    assert "do not separate" in found.why and found.auc == pytest.approx(0.375)
+
+
+def test_the_gate_is_off_without_readable_scores_of_both_kinds():
+    found = gate.calibrate("ru", scores([0.9, None], [None, None]), 0.05, 0.25)
+    assert not found.on and found.threshold is None and "3 of 4" in found.why
+
+
+def test_calibration_prompts_take_the_gate_question_as_the_live_gate_does():
+    context = Context(text="[сессия 1] Я работаю сварщиком.", turn_ids=(0,), budget=8000)
+    answer = build_prompt("Кем я работаю?", context, "ru")
+    assert gate.with_ask(answer, gate.ask("ru")) == build_prompt("Кем я работаю?", context, "ru", ask=gate.ask("ru"))
+
+
+@pytest.mark.parametrize("chars", [4000, 8000])
+def test_the_shipped_calibration_sets_are_balanced_answer_prompts_of_todays_template(chars):
+    path = gate.calibration_file("ru", chars)
+    assert path.name == f"ru.c{chars}.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == gate.MAX_CALLS and sum(not r["answerable"] for r in rows) == gate.MAX_CALLS // 2
+    systems = {prompts.render("answer", "ru", question="q", context="c", facts=f, question_date=None,
+                              ask="a", people=[])[0]["content"] for f in ([], [{"topic": "t", "lines": ["l"]}])}
+    for row in rows:  # rebuild with tools/calibration.py when the answer prompt changes
+        assert row["messages"][0]["content"] in systems
+        assert row["messages"][-1]["content"].endswith("\n" + prompts.text("answer", "ru", "ask"))
+    mixed = gate.load_set(path, limit=6)
+    assert [r["answerable"] for r in mixed] == [True, False] * 3
+
+
+def test_calibration_file_takes_the_budget_nearest_the_runs():
+    assert gate.calibration_file("ru", 5000).name == "ru.c4000.jsonl"
+    assert gate.calibration_file("ru", 20000).name == "ru.c8000.jsonl"
+    assert gate.calibration_file("xx", 8000) is None
+
+
+def head(content):
+    return content.rsplit("\n", 1)[0]
+
+
+# The material of each answerable calibration prompt (one question may be answerable in one
+# dialogue and not in another: "Как зовут мою жену?").
+CAL_ANSWERABLE = {head(r["messages"][-1]["content"]) for r in gate.load_set(gate.calibration_file("ru", 8000))
+                  if r["answerable"]}
+
+
+def by_question(chat):
+    """P(yes) as a well-calibrated reader would give it: high where the question is answerable."""
+    content = chat[-1]["content"]
+    if "Кем я работаю?" in content:
+        return 0.9
+    if "Как зовут мою кошку?" in content:
+        return 0.1
+    return 0.9 if head(content) in CAL_ANSWERABLE else 0.2
+
+
+def model(llm, gate_mode="calibrated"):
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False), {"memory.gate": gate_mode, "memory.facts": False})
+    m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+    m.write_to_memory([Message("user", "Я работаю сварщиком на заводе.", 1),
+                       Message("assistant", "Понятно.", 1)], "d")
+    return m
+
+
+def test_the_contest_class_calibrates_once_and_declines_below_its_threshold():
+    llm = ScriptedLLM(["Вы работаете сварщиком."], scores=[by_question] * 200)
+    m = model(llm)
+    assert m.answer_to_question("d", "Как зовут мою кошку?") == NO_INFO["ru"]
+    calibration = m.calibrations["ru"]
+    assert calibration.on and calibration.calls == gate.MAX_CALLS and 0.2 < calibration.threshold <= 0.9
+    assert calibration.unanswerable_declined == 1.0 and calibration.answerable_declined == 0.0
+    assert [p for _, p in llm.scored] == [CALIBRATE] * gate.MAX_CALLS + [GATE]
+    assert list(llm.purposes) == []  # declined by the gate: the answer was never asked
+    stats = m.memory_stats("d")["gate"]
+    assert stats["gated"] and stats["p_yes"] == pytest.approx(0.1) and stats["calibration"]["on"]
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
+    assert [p for _, p in llm.scored].count(CALIBRATE) == gate.MAX_CALLS  # once per run
+    assert list(llm.purposes) == [ANSWER] and not m.memory_stats("d")["gate"]["gated"]
+
+
+def test_no_scores_turn_the_gate_off_and_the_answers_go_on():
+    llm = ScriptedLLM(["Вы работаете сварщиком."])
+    m = model(llm)
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
+    assert not m.calibrations["ru"].on and "no readable P(yes)" in m.calibrations["ru"].why
+    assert [p for _, p in llm.scored] == [CALIBRATE] * gate.MAX_CALLS  # no gate call without a threshold
+
+
+class NoLogprobs(LLM):
+    name = "plain"
+
+    def _generate(self, chats, *, max_tokens, schema, purpose):
+        return [Generation("Вы работаете сварщиком.", 1, 1) for _ in chats]
+
+
+def test_a_backend_without_logprobs_leaves_the_gate_off_and_says_so():
+    m = model(NoLogprobs())
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
+    assert m.calibrations["ru"].why == "the backend plain gives no logprobs"
+    with pytest.raises(BackendUnavailable):
+        NoLogprobs().generate([[{"role": "user", "content": "x"}]], max_tokens=1, logprobs=5)
+
+
+def test_gate_off_in_the_config_asks_nothing():
+    llm = ScriptedLLM(["Вы работаете сварщиком."], scores=[0.0] * 100)
+    m = model(llm, gate_mode="off")
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
+    assert list(llm.scored) == [] and m.calibrations["ru"].why == "off in the config"
+
+
+def test_a_failing_calibration_leaves_the_gate_off_without_losing_the_answer():
+    def broken(chat):
+        raise RuntimeError("engine down")
+    llm = ScriptedLLM(["Вы работаете сварщиком."], scores=[broken])
+    m = model(llm)
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
+    assert m.calibrations["ru"].why == "calibration failed: RuntimeError: engine down"
+
+
+def test_a_store_records_the_alternatives_and_replays_them(tmp_path):
+    chat = [{"role": "user", "content": "Есть ли ответ? Ответь одним словом: да или нет."}]
+    cache = CachingLLM(str(tmp_path), ScriptedLLM(scores=[0.7]))
+    first = cache.generate([chat], max_tokens=1, purpose=GATE, logprobs=20)[0]
+    replayed = ReplayLLM(str(tmp_path)).generate([chat], max_tokens=1, purpose=GATE, logprobs=20)[0]
+    assert replayed.top == first.top and gate.p_yes(replayed.top, "ru") == pytest.approx(0.7)
+    row = json.loads((tmp_path / "store.jsonl").read_text(encoding="utf-8"))
+    assert [t for t, _ in row["top"]] == ["да", "нет"]
+    plain = CachingLLM(str(tmp_path), ScriptedLLM(["ответ"]))
+    plain.generate([chat], max_tokens=1, purpose=ANSWER)  # the same chat without logprobs: another key
+    assert len(Store(str(tmp_path)).replies) == 2
+
+
+def test_the_summary_counts_what_the_gate_declined():
+    calibration = gate.calibrate("ru", scores([0.9, 0.8], [0.1, 0.2]), 0.05, 0.25).as_dict()
+    rows = [{"abstention": a, "stats": {"gate": {"p_yes": p, "threshold": 0.8, "gated": p < 0.8,
+                                                   "calibration": calibration}}}
+            for a, p in ((True, 0.1), (True, 0.85), (False, 0.9), (False, 0.5))]
+    found = summary.gate(rows)
+    assert found["declined"] == {"answerable": 1, "unanswerable": 1}
+    assert found["records"] == {"answerable": 2, "unanswerable": 2} and found["asked"] == 4
+    assert "ru on, P(yes) < 0.800" in summary.gate_line(found)
