@@ -22,6 +22,7 @@ from typing import Optional
 
 from submit.config import Config, replaced, value_at
 from submit.memory.answer import ABSTAIN_MODES
+from submit.memory.gate import MODES as GATE_MODES
 
 from . import benchmarks, specs, tasks
 from .errors import UsageError
@@ -165,8 +166,10 @@ OPTIONS = (
            {"choices": ABSTAIN_MODES}, ANSWER, True, path="memory.abstain", default=TREE),
     Option("gate", str, "the decline gate: the reader's one-token P(yes) that the material holds the answer, "
            "declined below the threshold this run's calibration chose on the shipped calibration set "
-           "(summary.json -> gate) [default: {default}, as in the contest]",
-           {"choices": ("off", "calibrated")}, ANSWER, True, path="memory.gate", default=TREE),
+           "(summary.json -> gate); quote: first the line holding the answer, then P(yes) of that line "
+           "[default: calibrated, as in the contest; off for a llama: reader, whose "
+           "64 calibration calls take an hour or more on a CPU]",
+           {"choices": GATE_MODES}, ANSWER, True, path="memory.gate"),
     Option("facts", bool, "extract facts and show them to the answer step; off answers from the excerpts alone "
            "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.facts", default=TREE),
     Option("retrieval", str, "ranking used by --mode retrieval [default: {default}, the engine's own]",
@@ -256,8 +259,9 @@ def parse_args(argv=None) -> Options:
     defaults = resolve(vars(p.parse_args(["--dataset", values["dataset"], "--mode", values["mode"]])), benchmark)
     # The default folder is the main job's with the local model: a run that fell back to the
     # scripted LLM gets a folder of its own, so installing the model later mixes nothing. The
-    # ceiling follows the reader, so only a ceiling other than its reader's own names a folder.
-    defaults.update(llm=f"llama:{pins.MAIN}", answer_ceiling=default_ceiling(values["llm"]))
+    # ceiling and the gate follow the reader, so only a value other than its reader's own names a folder.
+    defaults.update(llm=f"llama:{pins.MAIN}", answer_ceiling=default_ceiling(values["llm"]),
+                    gate=default_gate(values["llm"]))
     return Options(**values, given=given, defaults=MappingProxyType(defaults))
 
 
@@ -317,6 +321,11 @@ def default_ceiling(llm: str) -> float:
     return CPU_ANSWER_CEILING if specs.uses_local_model(specs.parse(llm)) else Config().budget.answer_ceiling_s
 
 
+def default_gate(llm: str) -> str:
+    """The contest's decline gate, but not an hour of calibration before a CPU model's first answer."""
+    return "off" if specs.uses_local_model(specs.parse(llm)) else value_at(Config(), "memory.gate")
+
+
 def resolve(values: dict, benchmark: benchmarks.Benchmark) -> dict:
     """The values with the defaults that depend on the benchmark or on other options filled in."""
     out = {**values, "llm_fallback": None}  # why the default --llm is not the local model, when it is not
@@ -327,6 +336,7 @@ def resolve(values: dict, benchmark: benchmarks.Benchmark) -> dict:
     out["time_budget"] = out["time_budget"] or out["expected_dialogues"] is not None
     out["context_chars"] = out["context_chars"] or benchmark.context_chars
     out["shorten"] = benchmark.shorten if out["shorten"] is None else out["shorten"]
+    out["gate"] = out["gate"] or default_gate(out["llm"])
     return out
 
 

@@ -15,7 +15,7 @@ Environment variables (read only by `Config.from_env`; `ENV` maps each to its fi
   GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
   GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
   GIGAMEMORY_ABSTAIN   the abstention check: off | before | after   (default: off)
-  GIGAMEMORY_GATE      the decline gate: off | calibrated   (default: calibrated: the run's own model
+  GIGAMEMORY_GATE      the decline gate: off | calibrated | quote   (default: calibrated: the run's own model
                        sets its threshold on the shipped calibration set, submit/memory/gate.py)
   GIGAMEMORY_VLLM_MAX_MODEL_LEN  the vLLM engine's context in tokens (default: 131072, GigaChat's);
                        a rehearsal on CPU with a small model lowers it (docs/vllm_cpu.md)

@@ -183,10 +183,9 @@ class SubmitModelWithMemory(ModelWithMemory):
         if path is None:
             return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {gate.CALIBRATION_DIR}")
         items = gate.load_set(path)
-        chats = [gate.with_ask(item["messages"], gate.ask(lang)) for item in items]
-        replies = self._llm.generate(chats, max_tokens=1, purpose=CALIBRATE, logprobs=gate.TOP_K)
-        scores = [(item["id"], bool(item["answerable"]), gate.p_yes(reply.top, lang))
-                  for item, reply in zip(items, replies)]
+        found, _ = gate.read(self._llm, [item["messages"] for item in items], [item["question"] for item in items],
+                             lang, settings.gate, CALIBRATE)
+        scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
         return gate.calibrate(lang, scores, settings.gate_max_false, settings.gate_min_declined)
 
     def _abandoned(self, key: str, use_llm: bool) -> Outcome:

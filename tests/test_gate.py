@@ -190,3 +190,43 @@ def test_the_summary_counts_what_the_gate_declined():
     assert found["declined"] == {"answerable": 1, "unanswerable": 1}
     assert found["records"] == {"answerable": 2, "unanswerable": 2} and found["asked"] == 4
     assert "ru on, P(yes) < 0.800" in summary.gate_line(found)
+
+
+MATERIAL = "Факты:\n- работа: сварщик на заводе [сессия 1]\nВыдержки:\nПользователь: Я работаю сварщиком на заводе."
+
+
+def test_a_quote_counts_only_where_it_stands_in_the_material():
+    assert gate.found_quote("- Я работаю сварщиком на заводе.", MATERIAL) == "Я работаю сварщиком на заводе."
+    assert gate.found_quote("«работа: сварщик на заводе»\nещё строка", MATERIAL) == "работа: сварщик на заводе"
+    assert gate.found_quote("Я работаю врачом в больнице.", MATERIAL) is None  # made up
+    assert gate.found_quote("нет", MATERIAL) is None and gate.found_quote("No.", MATERIAL) is None
+    assert gate.found_quote("", MATERIAL) is None
+
+
+def quoting(chat):
+    """A reader that quotes the welder line where it is in the material, else says there is none."""
+    content = chat[-1]["content"]
+    return "- Я работаю сварщиком на заводе." if "сварщиком на заводе" in content.split("Вопрос")[0] else "нет"
+
+
+def test_the_quote_gate_scores_zero_without_a_quote_and_asks_p_yes_of_the_line_it_found():
+    llm = ScriptedLLM([quoting] * 2, scores=[0.8])
+    chats = [build_prompt("Кем я работаю?", Context(text=MATERIAL, turn_ids=(0,), budget=8000), "ru"),
+             build_prompt("Как зовут мою кошку?", Context(text="Пользователь: У меня есть кошка.", turn_ids=(0,),
+                                                          budget=8000), "ru")]
+    found, generations = gate.read(llm, chats, ["Кем я работаю?", "Как зовут мою кошку?"], "ru", "quote", GATE)
+    assert found == [pytest.approx(0.8), 0.0] and len(generations) == 3
+    assert [h[1] for h in llm.history] == [gate.QUOTE_MAX_TOKENS] * 2
+    check = llm.scored[0][0][-1]["content"]
+    assert "«Кем я работаю?»" in check and "«Я работаю сварщиком на заводе.»" in check
+
+
+def test_the_contest_class_calibrates_and_gates_the_same_way_in_quote_mode():
+    def quote_or_none(chat):
+        return quoting(chat) if "сварщиком" in chat[-1]["content"] else "нет"
+    llm = ScriptedLLM([quote_or_none] * gate.MAX_CALLS + ["Вы работаете сварщиком."], scores=[0.9] * 70)
+    m = model(llm, gate_mode="quote")
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
+    calibration = m.calibrations["ru"]
+    assert calibration.calls == gate.MAX_CALLS and not calibration.on  # a reader that never quotes cannot separate
+    assert "gate" not in m.memory_stats("d") or not m.memory_stats("d")["gate"]["gated"]

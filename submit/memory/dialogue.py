@@ -67,7 +67,9 @@ class Settings:
     # The decline gate (gate.py): "calibrated" asks the reader's one-token P(yes) that the material
     # holds the answer and declines below the threshold the run's own calibration chose (the
     # contest class calibrates once per language; where it cannot, the gate is off and says why).
-    gate: str = field(default="calibrated", metadata=one_of(("off", "calibrated")))
+    # "quote" asks first for the line that holds the answer, checks it stands in the material, and
+    # asks P(yes) of that line against the question on its own (gate.read).
+    gate: str = field(default="calibrated", metadata=one_of(gate.MODES))
     # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
     # answerable calibration prompts, and the gate is on only if it then declines at least
     # `gate_min_declined` of the unanswerable ones.
@@ -157,7 +159,7 @@ class DialogueMemory:
                                             question_date=self.store.question_date,
                                             people=self.profile.people(self.store), task=self.profile.answer_prompt)
         declined = self.settings.abstain == "before" and self._declines(prompt, lang, "before")
-        p_yes = None if declined else self._gate(prompt, lang)
+        p_yes = None if declined else self._gate(prompt, question, lang)
         declined = declined or (p_yes is not None and p_yes < self.thresholds[lang])
         text = None if declined else self._draft(prompt(), question, lang)
         if text and text != answer_step.NO_INFO[lang] and self.settings.abstain == "after":
@@ -187,16 +189,15 @@ class DialogueMemory:
         self.ledger.add(ABSTAIN, [generation])
         return answer_step.material_holds(generation.text) is False
 
-    def _gate(self, prompt, lang: str) -> Optional[float]:
+    def _gate(self, prompt, question: str, lang: str) -> Optional[float]:
         """The decline gate's P(yes) on the answer prompt's material, or None where it does not
         ask (off, or no calibrated threshold for this language) or cannot read the reply."""
         if self.settings.gate == "off" or self.thresholds.get(lang) is None:
             return None
         with self.stage("gate"):
-            generation = self.llm.generate([prompt(gate.ask(lang))], max_tokens=1, purpose=GATE,
-                                           logprobs=gate.TOP_K)[0]
-        self.ledger.add(GATE, [generation])
-        return gate.p_yes(generation.top, lang)
+            scores, generations = gate.read(self.llm, [prompt()], [question], lang, self.settings.gate, GATE)
+        self.ledger.add(GATE, generations)
+        return scores[0]
 
     def recall(self, question: str) -> Optional[Answer]:
         """The answer without an LLM: the sentence of a best-ranked user turn that shares the
