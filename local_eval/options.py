@@ -23,6 +23,7 @@ from typing import Optional
 from submit.config import Config, replaced, value_at
 from submit.memory.answer import ABSTAIN_MODES
 from submit.memory.gate import MODES as GATE_MODES
+from submit.memory.items import MODES as LIST_MODES
 
 from . import benchmarks, specs, tasks
 from .errors import UsageError
@@ -170,6 +171,10 @@ OPTIONS = (
            "[default: calibrated, as in the contest; off for a llama: reader, whose "
            "64 calibration calls take an hour or more on a CPU]",
            {"choices": GATE_MODES}, ANSWER, True, path="memory.gate"),
+    Option("lists", str, "lists by selection: each fact shown to the answer step judged against the question "
+           "(one batched one-token call); where two or more are kept, the reader sees only those and the values it "
+           "leaves out are joined to its answer [default: {default}, as in the contest]",
+           {"choices": LIST_MODES}, ANSWER, True, path="memory.lists", default=TREE),
     Option("facts", bool, "extract facts and show them to the answer step; off answers from the excerpts alone "
            "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.facts", default=TREE),
     Option("retrieval", str, "ranking used by --mode retrieval [default: {default}, the engine's own]",

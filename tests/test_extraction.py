@@ -40,10 +40,10 @@ def test_every_prompt_renders_with_every_variable_filled():
                      "versions": {"topic": "T", "records": ["1. R"]},
                      "versions_check": {"earlier": "E", "later": "L"},
                      "shorten": {"question": "Q", "answer": "A"},
-                     "gate_check": {"question": "Q", "quote": "Q2"}}[task]
+                     "gate_check": {"question": "Q", "quote": "Q2"}, "items": {"question": "Q", "fact": "F"}}[task]
         chat = prompts.render(task, lang, **variables)
         text = "\n".join(m["content"] for m in chat)
-        assert [m["role"] for m in chat] == (["user"] if task == "gate_check" else ["system", "user"])
+        assert [m["role"] for m in chat] == (["user"] if task in ("gate_check", "items") else ["system", "user"])
         assert all(v in text for v in ("M", "B") if task.startswith("extract"))
         assert "{{" not in text and "{%" not in text
 

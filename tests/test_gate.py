@@ -9,7 +9,7 @@ from models import Message
 from submit import SubmitModelWithMemory
 from submit import prompts
 from submit.config import Config, replaced
-from submit.memory import gate
+from submit.memory import gate, items
 from submit.memory.answer import NO_INFO, build_prompt
 from submit.memory.context import Context
 from submit.memory.embed import HashEmbedder
@@ -230,3 +230,70 @@ def test_the_contest_class_calibrates_and_gates_the_same_way_in_quote_mode():
     calibration = m.calibrations["ru"]
     assert calibration.calls == gate.MAX_CALLS and not calibration.on  # a reader that never quotes cannot separate
     assert "gate" not in m.memory_stats("d") or not m.memory_stats("d")["gate"]["gated"]
+
+
+def fact_line(value, statement, turn=0):
+    from submit.memory.facts import Fact
+    from submit.memory.slots import FactLine
+    return FactLine("спорт", Fact("спорт", value, statement, turn, 0, turn), ())
+
+
+def test_joined_adds_the_kept_values_the_answer_leaves_out():
+    kept = [fact_line("футбол", "Пользователь играет в футбол."),
+            fact_line("пинг-понг", "Пользователь играет в пинг-понг.", 1)]
+    assert items.joined("Вы играете в футбол.", kept, "ru") == "Вы играете в футбол (также: пинг-понг)."
+    assert items.joined("Вы играете в футбол и пинг-понг.", kept, "ru") == "Вы играете в футбол и пинг-понг."
+    assert items.joined("Футболом", kept[:1], "ru") == "Футболом"  # another ending is the same word
+
+
+def sports_model(llm, lists="select"):
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                      {"memory.gate": "off", "memory.lists": lists})
+    m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+    for i, text in enumerate(("Я играю в футбол по субботам.", "Ещё я играю в пинг-понг с сыном.",
+                              "Моя жена работает врачом.")):
+        m.write_to_memory([Message("user", text, i + 1), Message("assistant", "Здорово!", i + 1)], "d")
+    return m
+
+
+def router(answer):
+    """Extraction from the fixture below, the answer prompt answered with `answer`, other calls empty."""
+    def reply(chat):
+        content = chat[-1]["content"]
+        if "Вопрос пользователя:" in content:
+            return answer
+        if "Сообщение пользователя" in content:
+            return extraction(content)
+        return "{}"
+    return [reply] * 20
+
+
+def extraction(content):
+    for value, statement in (("футбол", "Пользователь играет в футбол."),
+                             ("пинг-понг", "Пользователь играет в пинг-понг."),
+                             ("врач", "Жена пользователя работает врачом.")):
+        if value[:4] in content.split("Сообщение пользователя")[-1]:
+            return json.dumps({"facts": [{"slot": "спорт" if value != "врач" else "семья.жена",
+                                          "value": value, "statement": statement}]}, ensure_ascii=False)
+    return json.dumps({"facts": []})
+
+
+def test_lists_by_selection_show_the_kept_facts_and_join_what_the_reader_left_out():
+    def item_score(chat):
+        return 0.9 if "играет" in chat[-1]["content"] else 0.1
+    llm = ScriptedLLM(router("Вы играете в футбол."), scores=[item_score] * 3)
+    m = sports_model(llm)
+    assert m.answer_to_question("d", "Каким спортом я занимаюсь?") == "Вы играете в футбол (также: пинг-понг)."
+    answer_chat = llm.history[-1][0][-1]["content"]
+    assert "врачом" not in answer_chat.split("Выдержки")[0]  # the judged-out fact is not shown
+    assert [p for _, p in llm.scored] == ["items"] * 3
+    assert m.memories["d"].ledger.calls["items"] == 3
+
+
+def test_one_kept_fact_changes_nothing_and_off_asks_nothing():
+    llm = ScriptedLLM(router("Вы играете в футбол."),
+                      scores=[lambda chat: 0.9 if "футбол" in chat[-1]["content"].split("Факт")[1] else 0.1] * 3)
+    assert sports_model(llm).answer_to_question("d", "Играю ли я в футбол?") == "Вы играете в футбол."
+    off = ScriptedLLM(router("Вы играете в футбол."), scores=[0.9] * 3)
+    assert sports_model(off, lists="off").answer_to_question("d", "Каким спортом я занимаюсь?") == "Вы играете в футбол."
+    assert list(off.scored) == []

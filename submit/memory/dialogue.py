@@ -15,19 +15,20 @@ import time
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..fallbacks import EMPTY_ANSWER, MEMORY_ANSWER
 from . import answer as answer_step
 from . import budget
 from . import facts as fact_step
 from . import gate
+from . import items
 from .context import Context, pack
 from .embed import Embedder
 from .index import IndexSettings, KeyIndex
 from .lexical import tokenize
 from .limits import check_fields, count, one_of
-from .llm import ABSTAIN, ANSWER, EXTRACT, GATE, LLM, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
+from .llm import ABSTAIN, ANSWER, EXTRACT, GATE, ITEMS, LLM, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
 from .profiles import Profile, Profiles, profile_of
 from .retrieve import Hit, RetrieveSettings, search
 from . import versions
@@ -75,6 +76,10 @@ class Settings:
     # `gate_min_declined` of the unanswerable ones.
     gate_max_false: float = 0.05
     gate_min_declined: float = 0.25
+    # Lists by selection (items.py): "select" judges each shown fact against the question in one
+    # batched one-token call; where two or more are kept, the reader sees only those and the values
+    # it leaves out are joined to its answer. Off until measured on a real reader.
+    lists: str = field(default="off", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
     # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/lists.py).
@@ -154,19 +159,32 @@ class DialogueMemory:
         if not context.turn_ids and not lines:  # nothing remembered: nothing for a model to read
             return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang,
                           timings=dict(self.timings))
-        def prompt(ask: Optional[str] = None) -> list:
-            return answer_step.build_prompt(question, context, lang, facts=lines, ask=ask,
+        def prompt(ask: Optional[str] = None, shown: Sequence[FactLine] = lines) -> list:
+            return answer_step.build_prompt(question, context, lang, facts=shown, ask=ask,
                                             question_date=self.store.question_date,
                                             people=self.profile.people(self.store), task=self.profile.answer_prompt)
         declined = self.settings.abstain == "before" and self._declines(prompt, lang, "before")
         p_yes = None if declined else self._gate(prompt, question, lang)
         declined = declined or (p_yes is not None and p_yes < self.thresholds[lang])
-        text = None if declined else self._draft(prompt(), question, lang)
+        kept = [] if declined else self._items(question, lines, lang)
+        text = None if declined else self._draft(prompt(shown=kept or lines), question, lang)
         if text and text != answer_step.NO_INFO[lang] and self.settings.abstain == "after":
             declined = self._declines(prompt, lang, "after", text)
+        if text and kept and not declined and text != answer_step.NO_INFO[lang]:
+            text = items.joined(text, kept, lang)
         return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
-                      context=context, lang=lang, facts=tuple(lines), declined=declined, p_yes=p_yes,
+                      context=context, lang=lang, facts=tuple(kept or lines), declined=declined, p_yes=p_yes,
                       fallback=None if text or declined else EMPTY_ANSWER, timings=dict(self.timings))
+
+    def _items(self, question: str, lines: list, lang: str) -> list:
+        """Lists by selection (items.py): the shown facts the reader keeps, where it keeps two or
+        more (the question asks for several things); [] otherwise, and where it is off."""
+        if self.settings.lists == "off" or len(lines) < 2 or not self.llm.gives_logprobs:
+            return []
+        with self.stage("items"):
+            kept, generations = items.judge(self.llm, question, lines, lang)
+        self.ledger.add(ITEMS, generations)
+        return kept if len(kept) >= 2 else []
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
         """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""

@@ -27,7 +27,8 @@ ANSWER, SHORTEN, ABSTAIN = "answer", "shorten", "abstain"
 # The decline gate's one-token question (`gate`): its probabilities, not its text, are read; the
 # run's calibration asks it of the shipped calibration prompts first.
 GATE, CALIBRATE = "gate", "calibrate"
-PURPOSES = (EXTRACT, VERSIONS, VERSIONS_CHECK, ANSWER, SHORTEN, ABSTAIN, GATE, CALIBRATE)
+ITEMS = "items"  # lists by selection: each shown fact judged against the question, one token each
+PURPOSES = (EXTRACT, VERSIONS, VERSIONS_CHECK, ANSWER, SHORTEN, ABSTAIN, GATE, CALIBRATE, ITEMS)
 STRUCTURED = frozenset({EXTRACT, VERSIONS, VERSIONS_CHECK})
 
 
