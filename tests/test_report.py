@@ -40,7 +40,9 @@ def key_paths(block: dict, prefix=()) -> set:
         paths.add(".".join(path))
         if isinstance(value, dict):
             paths |= key_paths(value, path)
-    return {p.replace("by_type.<type>.", "overall.") for p in paths}  # a type's block = overall's fields
+    # a type's block = overall's fields; one language's calibration = any other's
+    return {re.sub(r"^gate\.calibration\.[a-z]{2}\b", "gate.calibration.<lang>", p.replace("by_type.<type>.", "overall."))
+            for p in paths}
 
 
 def documented(section: str) -> set:

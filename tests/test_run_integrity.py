@@ -431,6 +431,7 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
     from local_eval import benchmarks, harness
     from submit.memory.llm import ScriptedLLM
     from local_eval.llms.store import answer_pending
+    from submit.memory import gate
     batch, out = tmp_path / "batch", tmp_path / "run"
     collect = ("--llm", f"collect:{batch}")
     pending_counts = []
@@ -442,8 +443,10 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
               f".venv/bin/python local_eval/run.py --out {out} --embedder hash --cache-dir '' --llm collect:{batch}")
         assert all(not r["complete"] and r["incomplete"] == ["pending_reply"] for r in rows(out))
         answer_pending(str(batch), ScriptedLLM([batch_reply] * 1000))
-    # 17 distinct extraction prompts over 3 dialogues; 3 topic groups to version; 10 answers
-    assert pending_counts == [17, 3, 10]
+    # 17 distinct extraction prompts over 3 dialogues and the decline gate's 64 calibration prompts
+    # (the first question's); 3 topic groups to version; 10 answers (the scripted replies carry no
+    # P(yes), so the calibration turns the gate off and no gate call follows)
+    assert pending_counts == [17 + gate.MAX_CALLS, 3, 10]
     done = demo(out, *collect)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (batch / "pending.jsonl").read_text() == ""  # nothing left to answer
