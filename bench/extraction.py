@@ -249,7 +249,7 @@ def stale(error: StopRun) -> str:
     changed = str(error).partition("The nearest recorded prompt")[2]
     return (f"the store in {STORE} is stale: a prompt changed since it was recorded"
             + (f" (the nearest recorded prompt{changed.split('. ')[0]})" if changed else "")
-            + f"; record it again (about an hour): nice -n 10 .venv/bin/python bench/real_extraction.py "
+            + f"; record it again (about an hour): nice -n 10 .venv/bin/python bench/extraction.py real "
             f"--llm {RECORD}")
 
 
