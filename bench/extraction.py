@@ -422,17 +422,6 @@ def truth_keys(path: Path) -> dict:
     return truth
 
 
-def build(record, llm, embedder, use_pass: bool = True, check: bool = True):
-    """The record's memory with every pair written and extraction (and linking) done."""
-    from submit.memory.dialogue import DialogueMemory, Settings
-    memory = DialogueMemory(llm, embedder, Settings(versions=use_pass, versions_check=check))
-    messages, _ = harness.flatten(record)
-    for pair in harness.pairs(messages):
-        memory.write(pair)
-    memory.extract_pending()
-    return memory
-
-
 def key_of_fact(memory, truth: dict):
     def key(fact) -> str:
         message = normalize(F.user_text(memory.store.turns[fact.turn_idx].text.strip()))
@@ -492,7 +481,7 @@ def measure(records, embedder, slot_map, truth, way, judges: dict, listed: list 
     out, total = {}, defaultdict(int)
     for record in records:
         llm = make_llm(slot_map) if make_llm else FixtureLLM(str(FIXTURE), slot_map=slot_map)
-        memory = build(record, llm, embedder, use_pass=make_llm is not None, check=check)
+        memory, _ = prompts.extracted(record, llm, embedder, versions=make_llm is not None, versions_check=check)
         counts = link_scores(memory, truth, judges)
         if listed is not None:
             listed += [{"dialogue": record.dialogue_id, **link} for link in link_list(memory, truth)]

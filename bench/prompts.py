@@ -110,6 +110,19 @@ def ask(model, record, measure):
     return found
 
 
+def extracted(record, llm, embedder, **settings) -> tuple:
+    """The record's dialogue memory (`Settings(**settings)`) with every pair written and extraction,
+    the versions pass and its check done by `llm` (the fixtures, for the measurements that hold the
+    facts fixed), and the positions of its messages (`harness.flatten`)."""
+    from submit.memory.dialogue import DialogueMemory, Settings
+    memory = DialogueMemory(llm, embedder, Settings(**settings))
+    messages, origins = harness.flatten(record)
+    for pair in harness.pairs(messages):
+        memory.write(pair)
+    memory.extract_pending()
+    return memory, origins
+
+
 # ---------------------------------------------------------------- signals
 
 

@@ -366,17 +366,6 @@ def item_units(record, raw: dict) -> list:
     return list(gigamemory._evidence(row, record.sessions, ids))
 
 
-def fixture_memory(record, embedder, llm):
-    """The dialogue's contest memory: every pair written, fully extracted and versioned by the fixtures."""
-    from submit.memory.dialogue import DialogueMemory, Settings
-    messages, origins = harness.flatten(record)
-    memory = DialogueMemory(llm, embedder, Settings())
-    for pair in harness.pairs(messages):
-        memory.write(pair)
-    memory.extract_pending()
-    return memory, origins
-
-
 def measure_ru(record, memory, origins, units) -> dict:
     """One question's row on the contest path (see the module docstring), as `DialogueMemory.answer`
     builds its prompt: the fact lines first, their turns favoured in the ranking, the context."""
@@ -408,7 +397,7 @@ def build_ru(records: list, embedder, raw: dict) -> list:
     memories, built = {}, []
     for record in records:
         if record.dialogue_id not in memories:
-            memories[record.dialogue_id] = fixture_memory(record, embedder, llm)
+            memories[record.dialogue_id] = prompts.extracted(record, llm, embedder)
         if not record.abstention:
             built.append((record, *memories[record.dialogue_id], item_units(record, raw)))
     return built
