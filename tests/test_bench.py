@@ -164,3 +164,18 @@ def test_a_stale_extraction_store_is_one_line_with_the_command_that_records_it(t
     assert err.startswith("extraction.py real: stopped: the store in bench/fixtures/real_extraction is stale")
     assert err.endswith(f"--llm {extraction.RECORD}")
     assert not (ROOT / extraction.STORE / "pending.jsonl").exists()
+
+
+def test_the_prompts_builder_writes_one_prompt_per_question_with_the_memorys_signals(tmp_path, shared_data, capsys):
+    from bench import prompts, readers
+    out = tmp_path / "probe.jsonl"
+    assert prompts.main(["--set", "probe_lists", "--embedder", "hash", "--cache-dir", "", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 24 and {r["set"] for r in rows} == {"probe_lists"} and all(r["answerable"] for r in rows)
+    for row in rows:  # the answer prompt as the contest builds it, its facts from the recorded fixtures
+        assert row["question"] in row["messages"][-1]["content"] and row["signals"]["topic_facts"] >= 0
+        assert -1 <= row["signals"]["fact_dense"] <= 1 and 0 <= row["signals"]["turn_cover"] <= 1
+    assert sum(r["signals"]["topic_facts"] > 0 for r in rows) > len(rows) / 2  # the memory held the facts
+    capsys.readouterr()
+    assert readers.main(["gate", "--prompts", str(out)]) == 0
+    assert "| probe_lists | 24 (0) | fact_dense |" in capsys.readouterr().out
