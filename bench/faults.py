@@ -11,11 +11,19 @@ measured: a worker stuck in a call must not keep the process alive.
                       while the hung call holds it, answers come from memory
 An answer is "llm" (the model's reply), "memory" (a user sentence found without the LLM)
 or "safe" (the "no information" reply). Prints a table; writes it to `--out`.
+
+    .venv/bin/python bench/faults.py soak --dialogues 200 --pairs 200
+
+The memory soak: many dialogues through write / answer / clear; the process's RSS must stay
+flat. Prints RSS (MiB) after every 20 dialogues and the growth from dialogue 20 to the end (the
+first dialogues warm caches: lemma cache, imports, allocator pools).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import random
+import resource
 import subprocess
 import sys
 import time
@@ -139,7 +147,53 @@ def table(rows: list, args) -> str:
     return "\n".join([head, *lines])
 
 
+# ---------------------------------------------------------------- soak: memory growth over many dialogues
+
+WORDS = "я живу работаю люблю кот собака город Томск Казань жена сын концерт машина книга спорт бег".split()
+
+
+def rss_mib() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def soak_dialogue(model, name: str, pairs: int, rng: random.Random) -> None:
+    from models import Message
+    for i in range(pairs):
+        user = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 30)))
+        model.write_to_memory([Message("user", user, i // 10), Message("assistant", "Понятно. " * 20, i // 10)], name)
+    model.answer_to_question(name, "Где я живу?")
+    model.clear_memory(name)
+
+
+def soak(argv: list) -> int:
+    p = argparse.ArgumentParser(prog="faults.py soak", description="memory growth over many dialogues")
+    p.add_argument("--dialogues", type=int, default=200)
+    p.add_argument("--pairs", type=int, default=200)
+    p.add_argument("--embedder", default="hash")
+    args = p.parse_args(argv)
+    from submit import SubmitModelWithMemory
+    from submit.config import Config
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder=args.embedder))
+    rng, marks = random.Random(0), {}
+    for n in range(1, args.dialogues + 1):
+        soak_dialogue(model, f"d{n}", args.pairs, rng)
+        if n % 20 == 0:
+            marks[n] = rss_mib()
+            print(f"after {n:>4} dialogues: RSS {marks[n]:.1f} MiB", flush=True)
+    first = min(marks)
+    print(f"growth from dialogue {first} to {args.dialogues}: {marks[max(marks)] - marks[first]:+.1f} MiB; "
+          f"memories held: {len(model.memories)}, traces held: {len(model.traces)}")
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["soak"]:
+        return soak(argv[1:])
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dialogues", type=int, default=20)
     p.add_argument("--ceiling", type=float, default=1.0, help="answer ceiling, seconds")
@@ -167,7 +221,7 @@ def main(argv=None) -> int:
         text += "\n\n" + recall_table(recall_rows(args.recall, args.embedder), args.recall, args.embedder)
     print(text)
     if args.out:
-        command = "    .venv/bin/python bench/faults.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        command = "    .venv/bin/python bench/faults.py " + " ".join(argv)
         Path(args.out).write_text(f"# Fault drill\n\n{command}\n\n{text}\n", encoding="utf-8")
     return 0
 

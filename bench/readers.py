@@ -1,24 +1,41 @@
-"""A reader over fixed answer prompts: the same prompts read by the real local model, or by anyone.
+"""Readers over fixed answer prompts: the real local model or anyone, the ways it reads, a decline
+gate, the judge's queue and the table.
 
     .venv/bin/python bench/readers.py answer --prompts P.jsonl --out A.jsonl \
-        --llm 'cache:bench/stores/readers/qwen1.5b+llama:qwen2.5-coder-1.5b'
-    .venv/bin/python bench/readers.py judge A.jsonl [B.jsonl ...] --verdicts V.jsonl --pending J.jsonl
-    .venv/bin/python bench/readers.py table A.jsonl [B.jsonl ...] --verdicts V.jsonl --out bench/results/readers.md
+        --llm 'cache:bench/stores/readers/qwen1.5b+llama:qwen2.5-coder-1.5b' [--no-checks] [--ask …]
+    .venv/bin/python bench/readers.py read --prompts P.jsonl --way plain --way evidence \
+        --model qwen2.5-coder-1.5b --out R.jsonl
+    .venv/bin/python bench/readers.py judge A.jsonl [R.jsonl ...] --verdicts V.jsonl --pending J.jsonl [--gate G]
+    .venv/bin/python bench/readers.py table A.jsonl [R.jsonl ...] --verdicts V.jsonl [--gate 'p_yes<0.61'] [--out T.md]
+    .venv/bin/python bench/readers.py gate --prompts P.jsonl [--reading R.jsonl]
 
-`answer` reads prompt files as `bench/fixture_prompts.py` writes them (`{"id", "question",
-"gold", "question_type", "messages"}`: retrieval and facts held fixed) and asks the LLM each
-prompt, then right after it the abstention check both ways (`submit/prompts/abstain.*.yaml`:
-"before" the answer, "after" of the draft), which share the prompt's material, so a prefix
-cache reads it once. One row per prompt is appended as it finishes (`--out`, resumable):
-the answer and both verdicts, so one pass gives the reader's accuracy with the check off,
-before and after. `judge` lists the (question, gold, answer) items no verdict covers yet,
-for a judge reading only those (a stand-in under our GigaMemory rule,
-`local_eval/prompts/judge_gigamemory.yaml`); `table` prints accuracy per question type and
-mode from the verdicts (`{"question", "answer", "correct"}` lines).
+Prompt files come from `bench/prompts.py` (`{"id", "question", "gold", "question_type",
+"messages"}`: retrieval and facts held fixed). Two readers write rows, one per prompt (and way),
+appended as they finish (resumable), so every table made from them replays without the model:
+- `answer` asks any LLM (a local_eval spec) each prompt, then right after it the abstention check
+  both ways (`submit/prompts/abstain.*.yaml`: "before" the answer, "after" of the draft), which
+  share the prompt's material, so a prefix cache reads it once: `answer`, `found_before`,
+  `found_after`;
+- `read` asks the local model through its server in each way (`WAYS`: the prompt as the contest
+  builds it, with the answer asked as JSON whose first field is the evidence, or asking for every
+  item), and once per prompt instead whether the material holds the answer (the contest's gate
+  question, `submit/memory/gate.py`, one token): `way`, `answer`, and the `gate` way's `p_yes`.
+Every row is then read the same way: the reader's answer, and the answer the contest class would
+give with a decline on top (`variants`: the abstention check's no, or the gate below its
+threshold, gives "no information"). `judge` lists the (question, answer) items no verdict covers
+yet, for a judge reading only those (a stand-in under our GigaMemory rule,
+`local_eval/prompts/judge_gigamemory.yaml`); `table` prints right answers per question type from
+the verdicts (`{"question", "answer", "correct"}` lines). `gate` fits the decline gate: for each
+signal the prompt rows carry (`bench/prompts.py signals`) and the readers' `p_yes`, the share
+of no-answer questions declined against the share of answerable ones, and the best threshold at
+`--false-rate`, chosen and reported on the same questions (in-sample). `--gate 'p_yes<@FILE'`
+applies instead the threshold the contest's own rule (`gate.calibrate`) chooses on the gate rows
+of FILE — a `read` of the shipped calibration prompts by the same model: out of sample.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import defaultdict
@@ -26,18 +43,36 @@ from pathlib import Path
 
 from local_eval import jsonl
 from submit.memory import answer as answer_step
+from submit.memory import gate as contest_gate
+EVIDENCE_ASK = {
+    "ru": 'Ответь в JSON: {"evidence": [строки фактов и выдержек выше, где есть ответ, дословно; все, если '
+          'ответ — перечень; [] если таких нет], "answer": "ответ одним предложением"}',
+    "en": 'Answer in JSON: {"evidence": [the lines of the material above that hold the answer, verbatim; all of them '
+          'if the answer is a list; [] if there are none], "answer": "the answer in one sentence"}'}
+EVIDENCE_SCHEMA = {"type": "object", "properties": {
+    "evidence": {"type": "array", "items": {"type": "string"}}, "answer": {"type": "string"}},
+    "required": ["evidence", "answer"]}
+ASK_ALL = {"ru": "Ответ одним предложением (если подходит несколько пунктов — назови все):",
+           "en": "Answer in one sentence (if several items fit, name them all):"}
+CHECKS = ("before", "after")
 
-MODES = ("off", "before", "after")
 
-
-def read(path: Path) -> list[dict]:
-    return jsonl.read_rows(Path(path), lambda row: "id" in row)[0]
+def rows_of(paths, wanted=lambda row: "id" in row) -> list[dict]:
+    """The rows of JSONL files (a missing file reads as none), each with the stem of its file."""
+    return [{**row, "file": Path(path).stem} for path in paths for row in jsonl.read_rows(Path(path), wanted)[0]]
 
 
 def with_ask(messages: list, ask: str) -> list:
     """The prompt with its last line (the answer prompt's `ask`) replaced."""
     head = messages[-1]["content"].rsplit("\n", 1)[0]
     return messages[:-1] + [{**messages[-1], "content": f"{head}\n{ask}"}]
+
+
+def no_info(row: dict) -> str:
+    return answer_step.NO_INFO[answer_step.detect_lang(row["question"])]
+
+
+# ---------------------------------------------------------------- answer: any LLM, with the abstention check
 
 
 def peer(messages: list) -> bool:
@@ -53,12 +88,12 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
     draft = llm.generate([with_ask(row["messages"], ask) if ask else row["messages"]], max_tokens=100)[0]
     text = answer_step.clean_answer(draft.text) or answer_step.NO_INFO[lang]
     found = {}  # the checks asked, none without `checks`
-    for mode in ("before", "after") if checks else ():
+    for mode in CHECKS if checks else ():
         if mode == "after" and text == answer_step.NO_INFO[lang]:
             found[mode] = None  # nothing to check: the reader declined itself
             continue
-        ask = answer_step.abstain_ask(lang, mode, text, peer(row["messages"]))
-        reply = llm.generate([with_ask(row["messages"], ask)], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
+        check = answer_step.abstain_ask(lang, mode, text, peer(row["messages"]))
+        reply = llm.generate([with_ask(row["messages"], check)], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
                              schema=answer_step.ABSTAIN_SCHEMA, purpose="abstain")[0]
         found[mode] = answer_step.material_holds(reply.text)
     return {"id": row["id"], "question": row["question"], "gold": row["gold"], "question_type": row["question_type"],
@@ -66,50 +101,180 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
             "seconds": round(time.perf_counter() - start, 1)}
 
 
-def modes(row: dict) -> list[str]:
-    """The abstention modes a row can show: "off" always, the checks where it asked them."""
-    return [mode for mode in MODES if mode == "off" or f"found_{mode}" in row]
-
-
-def answer_for(row: dict, mode: str) -> str:
-    """The reply the contest class gives with the check in `mode`: a clear no declines."""
-    no_info = answer_step.NO_INFO[answer_step.detect_lang(row["question"])]
-    declined = mode != "off" and row[f"found_{mode}"] is False
-    return no_info if declined else row["answer"]
-
-
 def answer(args) -> int:
     from local_eval.specs import make_llm
     from tqdm import tqdm
-    prompts = [r for path in args.prompts for r in read(path)]
-    done = {r["id"] for r in read(args.out)}  # a missing file reads as no rows
+    prompts = rows_of(args.prompts)
+    done = {r["id"] for r in rows_of([args.out])}
     todo = [r for r in prompts if r["id"] not in done]
     llm = make_llm(args.llm)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     for row in tqdm(todo, desc="prompts", unit="prompt"):
-        row = read_prompt(llm, row, args.ask, not args.no_checks)
-        jsonl.append_rows(Path(args.out), [{**row, "reader": args.llm, "ask": args.ask or None}])
+        read = read_prompt(llm, row, args.ask, not args.no_checks)
+        jsonl.append_rows(Path(args.out), [{**read, "reader": args.llm, "ask": args.ask or None}])
     print(f"{len(prompts) - len(todo)} done before, {len(todo)} read now: {args.out}")
     return 0
 
 
+# ---------------------------------------------------------------- read: the local model's server, in ways
+
+
+def chat_body(messages: list, max_tokens: int, schema=None, top: int = 0) -> dict:
+    from local_eval.llms.llama import request
+    body = {**request(messages, max_tokens, schema), "cache_prompt": True}
+    if top:
+        body.update(logprobs=True, top_logprobs=top)
+    return body
+
+
+def ask(server, body: dict) -> dict:
+    reply = server.handle_chat_completions(body)
+    if not isinstance(reply, dict) or reply.get("error"):
+        raise RuntimeError(f"llama: {reply}")
+    return reply
+
+
+def yes_probability(reply: dict, lang: str) -> float:
+    """The contest gate's P(yes) of a llama.cpp chat reply (`gate.p_yes`); 0.5 when neither word appears."""
+    from local_eval.llms.llama import first_top
+    found = contest_gate.p_yes(first_top(reply), lang)
+    return 0.5 if found is None else found
+
+
+def read_plain(server, row: dict, lang: str) -> dict:
+    reply = ask(server, chat_body(row["messages"], 100))
+    text = answer_step.clean_answer(reply["choices"][0]["message"]["content"] or "")
+    return {"answer": text or answer_step.NO_INFO[lang], "raw": None, "usage": reply.get("usage", {})}
+
+
+def read_evidence(server, row: dict, lang: str) -> dict:
+    reply = ask(server, chat_body(with_ask(row["messages"], EVIDENCE_ASK[lang]), 300, EVIDENCE_SCHEMA))
+    raw = reply["choices"][0]["message"]["content"] or ""
+    try:
+        data = json.loads(raw)
+        text = answer_step.clean_answer(str(data.get("answer", "")))
+        evidence = [str(e) for e in data.get("evidence", [])]
+    except ValueError:
+        text, evidence = None, []
+    return {"answer": text or answer_step.NO_INFO[lang], "evidence": evidence, "raw": raw,
+            "usage": reply.get("usage", {})}
+
+
+def read_ask_all(server, row: dict, lang: str) -> dict:
+    """The answer prompt whose last line also asks for every item (a list question's answer)."""
+    return read_plain(server, {**row, "messages": with_ask(row["messages"], ASK_ALL[lang])}, lang)
+
+
+def read_gate(server, row: dict, lang: str) -> dict:
+    reply = ask(server, chat_body(with_ask(row["messages"], contest_gate.ask(lang)), 1, top=contest_gate.TOP_K))
+    return {"p_yes": round(yes_probability(reply, lang), 4), "usage": reply.get("usage", {})}
+
+
+WAYS = {"plain": read_plain, "evidence": read_evidence, "ask_all": read_ask_all}
+
+
+def read(args) -> int:
+    from local_eval.llms.llama import LlamaBackend
+    from tqdm import tqdm
+    rows = rows_of(args.prompts, lambda r: "messages" in r)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = {(r["id"], r["way"]) for r in rows_of([out], lambda r: "way" in r)}
+    server = LlamaBackend(args.model).engine.server
+    todo = [(row, way) for row in rows for way in args.way + ([] if args.no_gate else ["gate"])
+            if (row["id"], way) not in done]
+    for row, way in tqdm(todo, desc="reading", unit="call"):
+        lang = answer_step.detect_lang(row["question"])
+        start = time.perf_counter()
+        found = (read_gate if way == "gate" else WAYS[way])(server, row, lang)
+        jsonl.append_rows(out, [{"id": row["id"], "set": row.get("set"), "way": way, "question": row["question"],
+                                 "gold": row["gold"], "question_type": row["question_type"],
+                                 "answerable": row.get("answerable"), "model": args.model, **found,
+                                 "seconds": round(time.perf_counter() - start, 1)}])
+    print(f"{len(todo)} call(s) made: {out}")
+    return 0
+
+
+# ---------------------------------------------------------------- one decline rule, one judge and table path
+
+
+def declines(value: float, threshold: float) -> bool:
+    """The gate's rule, the one place a threshold is applied: decline below it."""
+    return value < threshold
+
+
+def parse_gate(gate: str) -> tuple[str, float]:
+    """"p_yes<0.61" -> ("p_yes", 0.61)."""
+    signal, _, threshold = gate.partition("<")
+    return signal, float(threshold)
+
+
+def calibrated(gate: str) -> tuple[str, str]:
+    """`p_yes<@FILE` -> (`p_yes<T`, a note): T as the contest class chooses it (`gate.calibrate`, its
+    default rule) from FILE's gate rows; ("", the note) where that rule leaves the gate off. Any
+    other gate comes back as it is."""
+    signal, _, where = gate.partition("<")
+    if not where.startswith("@"):
+        return gate, ""
+    rows = [r for r in rows_of([where[1:]]) if r.get("way") == "gate" and signal in r]
+    from submit.memory.dialogue import Settings
+    found = contest_gate.calibrate("ru", [(r["id"], bool(r["answerable"]), r[signal]) for r in rows],
+                                   Settings.gate_max_false, Settings.gate_min_declined)
+    note = (f"gate calibrated on {where[1:]} by the contest's rule ({len(rows)} prompts, AUC {found.auc}): "
+            f"{found.why}")
+    return (f"{signal}<{found.threshold}" if found.on else ""), note
+
+
+def gated(rows: list[dict], gate: str) -> dict:
+    """(file, set, id) -> whether the gate `SIGNAL<THRESHOLD` declines, from the rows of the `gate` way."""
+    if not gate:
+        return {}
+    signal, threshold = parse_gate(gate)
+    return {(r["file"], r.get("set"), r["id"]): declines(r[signal], threshold)
+            for r in rows if r.get("way") == "gate" and signal in r}
+
+
+def final(row: dict, declined: bool) -> str:
+    """The answer the contest class gives: the reader's, or "no information" where a decline rule says no."""
+    return no_info(row) if declined else row["answer"]
+
+
+def variants(row: dict, declined: dict, gate: str) -> list[tuple[str, str, str]]:
+    """(way, the way it adds a decline to, answer) for each answer a row stands for: the reader's
+    own, then with the abstention check it asked ("check before", "check after": its no declines),
+    or with the gate (`--gate`: the gate row's signal below the threshold declines)."""
+    way = row.get("way") or ("ask" if row.get("ask") else "plain")
+    out = [(way, way, row["answer"])]
+    for mode in CHECKS:
+        if f"found_{mode}" in row:
+            out.append((f"{way} + check {mode}", way, final(row, row[f"found_{mode}"] is False)))
+    key = (row["file"], row.get("set"), row["id"])
+    if key in declined:
+        out.append((f"{way} + gate {gate}", way, final(row, declined[key])))
+    return out
+
+
+def answered(paths, gate: str) -> list[tuple[dict, str, str, str]]:
+    """(row, way, base way, answer) for every answer of the readers' rows (the gate's own rows aside)."""
+    rows = rows_of(paths)
+    declined = gated(rows, gate)
+    return [(row, *v) for row in rows if row.get("way") != "gate" for v in variants(row, declined, gate)]
+
+
 def verdicts(path: str) -> dict:
+    """(question, answer) -> the judge's verdict, from `{"question", "answer", "correct"}` lines."""
     rows = jsonl.read_rows(Path(path), lambda row: {"question", "answer", "correct"} <= set(row))[0] if path else []
     return {(r["question"], r["answer"]): r["correct"] for r in rows}
 
 
 def judge(args) -> int:
     """The items no verdict covers yet, one per (question, answer), for a judge to read."""
-    known = verdicts(args.verdicts)
-    items, seen = [], set()
-    for path in args.answers:
-        for row in read(path):
-            for mode in modes(row):
-                key = (row["question"], answer_for(row, mode))
-                if key not in known and key not in seen:
-                    seen.add(key)
-                    items.append({"id": f"j{len(items) + 1:04d}", "question": key[0], "gold": row["gold"],
-                                  "answer": key[1]})
+    known, items, seen = verdicts(args.verdicts), [], set()
+    for row, _, _, text in answered(args.answers, calibrated(args.gate)[0]):
+        key = (row["question"], text)
+        if key not in known and key not in seen:
+            seen.add(key)
+            items.append({"id": f"j{len(items) + 1:04d}", "question": key[0], "gold": row["gold"], "answer": text})
     jsonl.write_rows(Path(args.pending), items)
     print(f"{len(items)} item(s) to judge: {args.pending}")
     return 0
@@ -117,17 +282,29 @@ def judge(args) -> int:
 
 def table(args) -> int:
     known = verdicts(args.verdicts)
-    counts = defaultdict(lambda: [0, 0])  # (file, type, mode) -> [right, n]
-    missing = 0
-    for path in args.answers:
-        for row in read(path):
-            for mode in modes(row):
-                verdict = known.get((row["question"], answer_for(row, mode)))
-                missing += verdict is None
-                for kind in (row["question_type"], "ALL"):
-                    counts[(Path(path).stem, kind, mode)][0] += bool(verdict)
-                    counts[(Path(path).stem, kind, mode)][1] += 1
-    lines = render(counts, args)
+    counts: dict = {}  # (file, set, way) -> question type -> [right, n]; and each way's base
+    bases, missing = {}, 0
+    gate, note = calibrated(args.gate)
+    for row, way, base, text in answered(args.answers, gate):
+        verdict = known.get((row["question"], text))
+        missing += verdict is None
+        name = (row["file"], row.get("set") or "–", way)
+        bases[name] = (row["file"], row.get("set") or "–", base)
+        for kind in (row["question_type"], "ALL"):
+            cell = counts.setdefault(name, {}).setdefault(kind, [0, 0])
+            cell[0] += bool(verdict)
+            cell[1] += 1
+    kinds = sorted({k for c in counts.values() for k in c} - {"ALL"}) + ["ALL"]
+    command = " ".join([".venv/bin/python bench/readers.py table", *args.answers, "--verdicts", args.verdicts]
+                       + ([f"--gate '{args.gate}'"] if args.gate else []))
+    lines = [f"# Readers on fixed answer prompts\n\n`{command}`\n",
+             "| answers | set | way | " + " | ".join(kinds) + " |", "|---|---|---|" + "---|" * len(kinds)]
+    for name, cells in counts.items():
+        if cells["ALL"][1] == counts[bases[name]]["ALL"][1]:  # a decline shows where every row of its way has it
+            lines.append("| " + " | ".join(name) + " | " + " | ".join(
+                f"{cells[k][0]}/{cells[k][1]}" if k in cells else "–" for k in kinds) + " |")
+    if note:
+        lines.append(f"\n{note}.")
     if missing:
         lines.append(f"\n{missing} answer(s) have no verdict yet (`bench/readers.py judge`): counted wrong.")
     text = "\n".join(lines) + "\n"
@@ -137,40 +314,96 @@ def table(args) -> int:
     return 0
 
 
-def render(counts: dict, args) -> list[str]:
-    files = list(dict.fromkeys(k[0] for k in counts))
-    kinds = sorted({k[1] for k in counts} - {"ALL"}) + ["ALL"]
-    command = " ".join([".venv/bin/python bench/readers.py table", *args.answers, "--verdicts", args.verdicts])
-    lines = [f"# Readers on fixed answer prompts\n\n`{command}`\n",
-             "| answers | abstention check | " + " | ".join(kinds) + " |",
-             "|---|---|" + "---|" * len(kinds)]
-    for name in files:
-        every = counts[(name, "ALL", "off")][1]  # a mode shows where every row of the file asked its check
-        for mode in [m for m in MODES if counts.get((name, "ALL", m), [0, 0])[1] == every]:
-            cells = [counts.get((name, k, mode), [0, 0]) for k in kinds]
-            lines.append(f"| {name} | {mode} | " + " | ".join(f"{r}/{n}" if n else "–" for r, n in cells) + " |")
+# ---------------------------------------------------------------- gate: the decline gate fitted
+
+
+def with_readers(prompts: list[dict], readings: list[dict]) -> list[dict]:
+    """Each prompt row with `p_yes.<model>` signals from the reading rows (the `gate` way)."""
+    found = defaultdict(dict)
+    for row in readings:
+        if row.get("way") == "gate":
+            found[(row.get("set"), row["id"])][f"p_yes.{short(row['model'])}"] = row["p_yes"]
+    return [{**row, "signals": {**row["signals"], **found.get((row.get("set"), row["id"]), {})}} for row in prompts]
+
+
+def short(model: str) -> str:
+    return model.replace("qwen2.5-coder-", "q").replace(".", "").replace("b", "")
+
+
+def curve(rows: list[dict], signal: str) -> list[tuple]:
+    """(threshold, no-answer declined, answerable declined) for declining below each distinct value."""
+    values = sorted({r["signals"][signal] for r in rows if signal in r["signals"]})
+    no = [r for r in rows if not r["answerable"] and signal in r["signals"]]
+    yes = [r for r in rows if r["answerable"] and signal in r["signals"]]
+    return [(threshold, share(no, signal, threshold), share(yes, signal, threshold))
+            for threshold in values + [float("inf")]]
+
+
+def share(rows: list[dict], signal: str, threshold: float) -> float:
+    return sum(declines(r["signals"][signal], threshold) for r in rows) / len(rows) if rows else 0.0
+
+
+def best_at(points: list[tuple], false_rate: float) -> tuple:
+    """The point declining the most no-answer questions while declining at most `false_rate` of the rest."""
+    allowed = [p for p in points if p[2] <= false_rate]
+    return max(allowed, key=lambda p: (p[1], -p[2])) if allowed else (None, 0.0, 0.0)
+
+
+def gate_table(rows: list[dict], false_rate: float) -> list[str]:
+    sets = sorted({r.get("set") or "?" for r in rows})
+    signals = sorted({s for r in rows for s in r["signals"]})
+    lines = ["| set | n (no answer) | signal | declined (no answer) | declined (answerable) | threshold (in-sample) |",
+             "|---|---|---|---|---|---|"]
+    for name in sets:
+        part = [r for r in rows if (r.get("set") or "?") == name]
+        for signal in signals:
+            if not any(signal in r["signals"] for r in part):
+                continue
+            threshold, no, yes = best_at(curve(part, signal), false_rate)
+            n_no = sum(not r["answerable"] for r in part)
+            lines.append(f"| {name} | {len(part)} ({n_no}) | {signal} | {no:.2f} | {yes:.2f} | "
+                         f"{'–' if threshold is None else f'{threshold:.4g}'} |")
     return lines
+
+
+def gate(args) -> int:
+    rows = with_readers(rows_of(args.prompts), rows_of(args.reading))
+    print("\n".join(gate_table(rows, args.false_rate)))
+    return 0
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("answer", help="ask the LLM every prompt, and the abstention check both ways")
-    a.add_argument("--prompts", action="append", required=True, help="a prompt file (bench/fixture_prompts.py)")
+    a = sub.add_parser("answer", help="ask an LLM every prompt, and the abstention check both ways")
+    a.add_argument("--prompts", action="append", required=True, help="a prompt file (bench/prompts.py)")
     a.add_argument("--llm", required=True, help="LLM spec (local_eval's; e.g. cache:DIR+llama:qwen2.5-coder-1.5b)")
     a.add_argument("--out", required=True, help="answers JSONL (appended; a rerun reads only what is missing)")
     a.add_argument("--ask", default="", help="another last line for every prompt (a wording to try)")
     a.add_argument("--no-checks", action="store_true", help="the answer alone, no abstention check")
-    j = sub.add_parser("judge", help="write the items no verdict covers yet")
-    j.add_argument("answers", nargs="+")
-    j.add_argument("--verdicts", default="", help="verdicts JSONL ({question, answer, correct})")
-    j.add_argument("--pending", required=True, help="where to write the items to judge")
-    t = sub.add_parser("table", help="accuracy per question type and abstention mode")
-    t.add_argument("answers", nargs="+")
-    t.add_argument("--verdicts", required=True)
-    t.add_argument("--out", help="also write the table here")
+    r = sub.add_parser("read", help="ask the local model every prompt in every way, and the gate question")
+    r.add_argument("--prompts", action="append", required=True)
+    r.add_argument("--way", action="append", choices=tuple(WAYS), default=[],
+                   help="ways to answer (none: only the gate question)")
+    r.add_argument("--model", default="qwen2.5-coder-1.5b", help="a llama: model (name or GGUF path)")
+    r.add_argument("--out", required=True)
+    r.add_argument("--no-gate", action="store_true", help="do not ask the yes/no question")
+    for name, helps in (("judge", "write the items no verdict covers yet"), ("table", "right answers per type")):
+        s = sub.add_parser(name, help=helps)
+        s.add_argument("answers", nargs="+")
+        s.add_argument("--verdicts", default="", required=name == "table",
+                       help="verdicts JSONL ({question, answer, correct})")
+        s.add_argument("--gate", default="", help="SIGNAL<THRESHOLD: decline where the gate row's signal is below")
+        if name == "judge":
+            s.add_argument("--pending", required=True, help="where to write the items to judge")
+        else:
+            s.add_argument("--out", help="also write the table here")
+    g = sub.add_parser("gate", help="the decline gate per signal: no-answer and answerable questions declined")
+    g.add_argument("--prompts", nargs="+", required=True, help="prompt files with signals (bench/prompts.py)")
+    g.add_argument("--reading", nargs="*", default=[], help="`read` rows whose gate way gives p_yes")
+    g.add_argument("--false-rate", type=float, default=0.05, help="answerable questions the gate may decline")
     args = p.parse_args(argv)
-    return {"answer": answer, "judge": judge, "table": table}[args.command](args)
+    return {"answer": answer, "read": read, "judge": judge, "table": table, "gate": gate}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Each system answers the same questions (`SHARD` of the Russian dev set: every fo
 all four dialogues) through `local_eval/run.py` with the same reader, the
 local Qwen2.5-Coder-1.5B (`READER`, a context of 8192 tokens on two CPU cores), and the same
 judge: ours as the contest class, its facts the recorded extraction of the capable stand-in (the
-reader's own extraction of a dialogue takes an hour here: `bench/fact_quality.py` measures it
+reader's own extraction of a dialogue takes an hour here: `bench/extraction.py facts` measures it
 apart); the organizers' baseline (`local_eval/systems/baseline`, the whole history in the prompt,
 its latest 8192 tokens kept as vLLM's truncation keeps them) and a plain RAG
 (`local_eval/systems/rag`: the best turns by the same embedder into the same 8000 characters)
@@ -32,19 +32,16 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from bench.prompts import FIXTURES, RU
 from local_eval import jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
-RU = ROOT.parent / "shared" / "data" / "gigamemory"
 STORE = ROOT / "bench/stores/systems"
 RUNS = ROOT / "runs/systems"
 RESULTS = ROOT / "bench/results/systems"
 SHARD = "1/4"  # every fourth Russian dev question, every dialogue: what two shared cores recorded in an hour
 CONTEXT = 8192  # the reader's context in tokens: every system's prompts are held to it
 READER = f"llama:qwen2.5-coder-1.5b,ctx={CONTEXT}"
-FIXTURES = "fixture:" + ",".join(str(p) for p in (RU / "extraction_fixture.jsonl",
-                                                  ROOT / "bench/fixtures/versions_fixture.jsonl",
-                                                  ROOT / "bench/fixtures/versions_check_fixture.jsonl"))
 BENCHMARKS = {  # name -> the run.py arguments that choose its questions
     "ru_dev": ["--dataset", "gigamemory", "--data", str(RU / "ru_dev_questions.jsonl")],
 }

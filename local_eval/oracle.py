@@ -2,7 +2,7 @@
 index path as extracted facts, to measure what perfect extraction would add to retrieval.
 
 Observations carry no slot keys; each gets the speaker plus its first content lemmas
-as a key, so facts about the same thing can still chain. Called by bench/extraction.py.
+as a key, so facts about the same thing can still chain. Called by bench/extraction.py ledger.
 """
 from __future__ import annotations
 

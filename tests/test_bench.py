@@ -1,4 +1,5 @@
-"""bench/retrieval_sweep.py: settings parsed and typed, every combination measured."""
+"""bench/retrieval.py, bench/extraction.py, bench/locomo_answers.py: settings parsed and typed, every combination
+measured; links listed; LoCoMo answers tabled; a stale store said in one line."""
 import json
 import subprocess
 import sys
@@ -7,7 +8,7 @@ import pytest
 
 from conftest import HANG_GUARD, ROOT
 
-from bench import retrieval_sweep as S
+from bench import retrieval as S
 
 
 def test_vary_values_take_the_type_of_the_default_and_combine_after_the_defaults():
@@ -26,7 +27,7 @@ def test_vary_values_take_the_type_of_the_default_and_combine_after_the_defaults
 
 def test_the_sweep_prints_a_row_per_combination_and_writes_json(tmp_path):
     out = tmp_path / "sweep.json"
-    proc = subprocess.run([sys.executable, "bench/retrieval_sweep.py", "--dataset", "demo", "--embedder", "hash",
+    proc = subprocess.run([sys.executable, "bench/retrieval.py", "sweep", "--dataset", "demo", "--embedder", "hash",
                            "--cache-dir", "", "--vary", "profiles.assistant.stages.session.weight=0,0.3", "--out", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
@@ -38,7 +39,7 @@ def test_the_sweep_prints_a_row_per_combination_and_writes_json(tmp_path):
 
 def test_the_sweep_warns_about_a_field_this_dataset_ignores():
     # the demo's chats are user–assistant chats (terse replies, no names): the peer profile is never read
-    proc = subprocess.run([sys.executable, "bench/retrieval_sweep.py", "--dataset", "demo", "--embedder", "hash",
+    proc = subprocess.run([sys.executable, "bench/retrieval.py", "sweep", "--dataset", "demo", "--embedder", "hash",
                            "--cache-dir", "", "--vary", "profiles.peer.query.hits=0,2", "--vary",
                            "retrieve.method=dense,hybrid"], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
@@ -113,7 +114,7 @@ def test_locomo_answers_refuses_agreement_over_different_answers(tmp_path):
 
 def test_versioning_lists_every_link_it_counts(tmp_path, shared_data):
     out = tmp_path / "versioning.md"
-    proc = subprocess.run([sys.executable, "bench/versioning.py", "--embedder", "hash", "--cache-dir", "",
+    proc = subprocess.run([sys.executable, "bench/extraction.py", "versions", "--embedder", "hash", "--cache-dir", "",
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr[-2000:]
     figures = json.loads(out.with_suffix(".json").read_text())
@@ -137,12 +138,12 @@ def test_versioning_lists_every_link_it_counts(tmp_path, shared_data):
 
 
 def test_lists_bench_tables_the_probe_and_varies_settings_of_both_kinds(tmp_path, shared_data):
-    from bench import lists
+    from bench import retrieval as lists
     favoured = "profiles.assistant.stages.favoured.weight"
     assert lists.parse_vary(["fact_chars=1800,2400", f"{favoured}=0"]) == {"fact_chars": [1800, 2400],
                                                                             favoured: [0.0]}
     out = tmp_path / "lists.json"
-    proc = subprocess.run([sys.executable, "bench/lists.py", "--sets", "probe", "--embedder", "hash", "--cache-dir", "",
+    proc = subprocess.run([sys.executable, "bench/retrieval.py", "lists", "--sets", "probe", "--embedder", "hash", "--cache-dir", "",
                            "--vary", f"{favoured}=0", "--out", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -155,11 +156,26 @@ def test_lists_bench_tables_the_probe_and_varies_settings_of_both_kinds(tmp_path
 
 
 def test_a_stale_extraction_store_is_one_line_with_the_command_that_records_it(tmp_path, shared_data, capsys):
-    from bench import real_extraction
+    from bench import extraction
     (tmp_path / "store.jsonl").write_text("")  # a store every prompt misses, as after a prompt change
-    code = real_extraction.main(["--llm", f"split:replay:{tmp_path};scripted", "--embedder", "hash"])
+    code = extraction.main(["real", "--llm", f"split:replay:{tmp_path};scripted", "--embedder", "hash"])
     err = capsys.readouterr().err.strip()
     assert code == 3 and len(err.splitlines()) == 1
-    assert err.startswith("real_extraction.py: stopped: the store in bench/fixtures/real_extraction is stale")
-    assert err.endswith(f"--llm {real_extraction.RECORD}")
-    assert not (ROOT / real_extraction.STORE / "pending.jsonl").exists()
+    assert err.startswith("extraction.py real: stopped: the store in bench/fixtures/real_extraction is stale")
+    assert err.endswith(f"--llm {extraction.RECORD}")
+    assert not (ROOT / extraction.STORE / "pending.jsonl").exists()
+
+
+def test_the_prompts_builder_writes_one_prompt_per_question_with_the_memorys_signals(tmp_path, shared_data, capsys):
+    from bench import prompts, readers
+    out = tmp_path / "probe.jsonl"
+    assert prompts.main(["--set", "probe_lists", "--embedder", "hash", "--cache-dir", "", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 24 and {r["set"] for r in rows} == {"probe_lists"} and all(r["answerable"] for r in rows)
+    for row in rows:  # the answer prompt as the contest builds it, its facts from the recorded fixtures
+        assert row["question"] in row["messages"][-1]["content"] and row["signals"]["topic_facts"] >= 0
+        assert -1 <= row["signals"]["fact_dense"] <= 1 and 0 <= row["signals"]["turn_cover"] <= 1
+    assert sum(r["signals"]["topic_facts"] > 0 for r in rows) > len(rows) / 2  # the memory held the facts
+    capsys.readouterr()
+    assert readers.main(["gate", "--prompts", str(out)]) == 0
+    assert "| probe_lists | 24 (0) | fact_dense |" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""bench/locomo_cv.py: settings chosen on the other conversations, held-out scores pooled."""
+"""bench/retrieval.py cv: settings chosen on the other conversations, held-out scores pooled."""
 import json
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import numpy as np
 
 from conftest import HANG_GUARD, ROOT
 
-from bench import locomo_cv as CV
+from bench import retrieval as CV
 
 EV16 = CV.R.METRICS.index(CV.SELECT)
 EV32 = CV.R.METRICS.index("evidence_recall@32000c")
@@ -59,7 +59,7 @@ def test_the_script_writes_one_fold_per_conversation(tmp_path):
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps([conversation("conv-1", "Ann", "Bob"), conversation("conv-2", "Cid", "Dee")]))
     out = tmp_path / "cv"
-    proc = subprocess.run([sys.executable, "bench/locomo_cv.py", "--data", str(data), "--embedder", "hash",
+    proc = subprocess.run([sys.executable, "bench/retrieval.py", "cv", "--data", str(data), "--embedder", "hash",
                            "--cache-dir", "", "--vary", f"{SPEAKER}=0.04,0.12", "--out", str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 0, proc.stderr
@@ -74,7 +74,7 @@ def test_the_script_writes_one_fold_per_conversation(tmp_path):
 
 
 def test_a_missing_data_file_is_one_line_and_exit_2(tmp_path):
-    proc = subprocess.run([sys.executable, "bench/locomo_cv.py", "--data", str(tmp_path / "none.json")],
+    proc = subprocess.run([sys.executable, "bench/retrieval.py", "cv", "--data", str(tmp_path / "none.json")],
                           cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
     assert "--data" in proc.stderr and "Traceback" not in proc.stderr

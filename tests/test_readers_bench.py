@@ -1,5 +1,6 @@
 """bench/readers.py end to end on two prompts with the scripted LLM: answers (with and without
-the abstention check), the items a judge must read, and the table from its verdicts."""
+the abstention check), the items a judge must read, and the table from its verdicts; the same
+judge and table over the local model's rows (`read`: ways and the gate's P(yes)); the gate fitted."""
 import json
 
 from bench import readers
@@ -46,6 +47,45 @@ def test_answer_judge_table(tmp_path):
     assert readers.main(["table", str(checked), str(plain), "--verdicts", str(verdicts), "--out", str(out)]) == 0
     rows = [line for line in out.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
     assert all(kind in rows[0] for kind in ("info_updating", "no_info", "ALL"))  # a column per question type
-    assert [r.split(" | ")[1] for r in rows[1:]] == ["off", "before", "after", "off"]  # plain asked no check
-    assert all(r.endswith("| 0/1 | 1/1 | 1/2 |") for r in rows[1:] if r.split(" | ")[1] == "off")
+    assert [r.split(" | ")[2] for r in rows[1:]] == ["plain", "plain + check before", "plain + check after",
+                                                     "plain"]  # the plain file asked no check
+    assert all(r.endswith("| 0/1 | 1/1 | 1/2 |") for r in rows[1:] if r.split(" | ")[2] == "plain")
     assert "no verdict" not in out.read_text(encoding="utf-8")
+
+
+def reading_row(id_, question, qtype, way, **found):
+    return {"id": id_, "set": "ru_dev", "way": way, "question": question, "gold": "Вы работаете сварщиком",
+            "question_type": qtype, "answerable": qtype != "no_info", "model": "qwen2.5-coder-1.5b", **found}
+
+
+def test_the_gate_declines_below_its_threshold_in_the_judge_and_the_table(tmp_path, capsys):
+    rows = [reading_row("1", "Кем я работаю?", "info_updating", "plain", answer="Сварщиком"),
+            reading_row("1", "Кем я работаю?", "info_updating", "gate", p_yes=0.9),
+            reading_row("2", "Как зовут кота?", "no_info", "plain", answer="Барсик"),
+            reading_row("2", "Как зовут кота?", "no_info", "gate", p_yes=0.3)]
+    read = tmp_path / "q15.jsonl"
+    read.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    no_info = readers.answer_step.NO_INFO["ru"]
+    verdicts = tmp_path / "verdicts.jsonl"
+    verdicts.write_text("\n".join(json.dumps({"question": q, "answer": a, "correct": ok}, ensure_ascii=False) for q, a, ok in
+                                  [("Кем я работаю?", "Сварщиком", True), ("Как зовут кота?", "Барсик", False),
+                                   ("Как зовут кота?", no_info, True)]), encoding="utf-8")
+    pending = tmp_path / "pending.jsonl"
+    assert readers.main(["judge", str(read), "--verdicts", str(verdicts), "--pending", str(pending),
+                         "--gate", "p_yes<0.61"]) == 0
+    assert lines(pending) == []  # the gate's decline is the one answer the gate adds: judged already
+    capsys.readouterr()
+    assert readers.main(["table", str(read), "--verdicts", str(verdicts), "--gate", "p_yes<0.61"]) == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| q15 ")]
+    assert table == ["| q15 | ru_dev | plain | 1/1 | 0/1 | 1/2 |",
+                     "| q15 | ru_dev | plain + gate p_yes<0.61 | 1/1 | 1/1 | 2/2 |"]
+
+
+def test_the_gate_fit_reports_the_best_threshold_at_the_false_rate(tmp_path, capsys):
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("\n".join(json.dumps({"id": str(i), "set": "ru_dev", "answerable": ok,
+                                             "signals": {"fact_dense": score}}) for i, (ok, score) in
+                                  enumerate([(True, 0.9), (True, 0.8), (False, 0.5), (False, 0.85)])), encoding="utf-8")
+    assert readers.main(["gate", "--prompts", str(prompts)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "fact_dense" in line)
+    assert row == "| ru_dev | 4 (2) | fact_dense | 0.50 | 0.00 | 0.8 |"  # below 0.8: one of two declined, none answerable

@@ -42,10 +42,10 @@ def test_an_eval_run_builds_the_contest_tree_but_for_what_it_names():
 
 
 def test_bench_scripts_and_benchmarks_start_from_the_tree():
-    from bench import retrieval, retrieval_sweep
+    from bench import retrieval
     from local_eval import benchmarks
     assert retrieval.settings_for("hybrid") == Config().memory
-    assert replaced(Settings(), retrieval_sweep.combinations({})[0]) == Config().memory
+    assert replaced(Settings(), retrieval.combinations({})[0]) == Config().memory
     for benchmark in benchmarks.BENCHMARKS.values():
         if benchmark.name != "locomo":  # LoCoMo's own budget and shorten step: its help says so
             assert (benchmark.context_chars, benchmark.shorten) == (Config().memory.context_chars,

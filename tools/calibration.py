@@ -20,10 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.prompts import FIXTURES, RU, Catch, ask  # noqa: E402
+from bench.prompts import FIXTURES, RU, Catch, ask, contest_model  # noqa: E402
 from local_eval import jsonl  # noqa: E402
-from local_eval.llms.split import SplitLLM  # noqa: E402
-from local_eval.specs import make_llm  # noqa: E402
 from local_eval.tasks import gigamemory  # noqa: E402
 
 QUESTIONS = ROOT / "tools/calibration/questions_ru.jsonl"
@@ -32,15 +30,10 @@ OUT = ROOT / "submit/calibration"
 
 def build(questions: Path, context_chars: int, embedder: str, cache_dir: str) -> list[dict]:
     """Each question's answer prompt as the contest class builds it at this evidence budget."""
-    from submit import SubmitModelWithMemory
-    from submit.config import Config, replaced
     from tqdm import tqdm
     catch = Catch()
-    config = replaced(Config(llm="scripted", embedder=embedder, embed_cache_dir=cache_dir or None,
-                             time_budget=False, embedder_fallback=False),
-                      {"memory.context_chars": context_chars, "memory.gate": "off",
-                       "budget.answer_ceiling_s": 3600.0})
-    model = SubmitModelWithMemory("", config=config, llm=SplitLLM(make_llm(FIXTURES), catch))
+    model = contest_model(FIXTURES, catch, False, embedder, cache_dir,
+                          {"memory.context_chars": context_chars, "memory.gate": "off"})
     rows = []
     for record in tqdm(gigamemory.load(str(questions), dialogues_from=str(RU)), desc=f"c{context_chars}"):
         before = len(catch.prompts)

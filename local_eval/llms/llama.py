@@ -227,9 +227,12 @@ def first_top(reply: dict) -> tuple:
     return tuple((str(t.get("token", "")), float(t.get("logprob", -1e9))) for t in content[0].get("top_logprobs") or [])
 
 
+PROMPT_ROLE = "prompt"  # a chat of one message with this role is a rendered prompt, sent as it is
+
+
 def is_rendered(chat: list) -> bool:
-    """A chat of one message with the role `prompt`: a prompt rendered already (local_eval/shim/vllm)."""
-    return len(chat) == 1 and chat[0].get("role") == "prompt"
+    """A chat of one message with the role `PROMPT_ROLE`: a prompt rendered already (local_eval/shim/vllm)."""
+    return len(chat) == 1 and chat[0].get("role") == PROMPT_ROLE
 
 
 def request(chat: list, max_tokens: int, schema: Optional[dict]) -> dict:

@@ -82,7 +82,7 @@ class Settings:
     lists: str = field(default="off", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
-    # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/lists.py).
+    # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/retrieval.py lists).
     max_fact_lines: int = 30
     fact_chars: int = 2400
     nearest_facts_first: int = 5

@@ -31,7 +31,8 @@ few more most other some such only own same s t don ll m re ve y
 
 
 @lru_cache(maxsize=1)
-def _morph():
+def morph():
+    """The one Russian morphological analyzer (pymorphy3), loaded once: `disclosure` reads it too."""
     import pymorphy3
     return pymorphy3.MorphAnalyzer()
 
@@ -46,7 +47,7 @@ def _stemmer():
 def normalize_word(word: str) -> str:
     """`normalize_word("собаки")` -> "собака"; `normalize_word("running")` -> "run"."""
     if has_cyrillic(word):
-        return _morph().parse(word)[0].normal_form.replace("ё", "е")
+        return morph().parse(word)[0].normal_form.replace("ё", "е")
     if word.isascii() and word.isalpha():
         return _stemmer().stemWord(word)
     return word

@@ -13,7 +13,7 @@ A `Profile` holds what differs: whose turns extraction reads and what each messa
 with (`facts.CONTEXTS`), whether keys, lines and prompts use the speakers' names, the prompts'
 names, how the dense query is formed (`retrieve.QUERIES`) and the ranking's stages with their
 weights (`retrieve.STAGES`), folded in order. Weights chosen on LongMemEval_S, LoCoMo and Russian
-dev (bench/retrieval.py, bench/locomo_cv.py; each measurement in docs/log.md, "Retrieval (no
+dev (bench/retrieval.py table and cv; each measurement in docs/log.md, "Retrieval (no
 LLM)" and "LoCoMo: held-out conversations"). The two profiles
 live in the settings tree (`dialogue.Settings.profiles`), so a sweep can vary them. Called by
 `dialogue`, which hands the profile to `facts`, `context`, `answer`, `topics` and `retrieve`;
@@ -37,7 +37,7 @@ class NamelessQuery:
     """The dense query of a chat between people (`retrieve.nameless_query`, `with_hit_queries`): the
     question without the speakers' names takes `nameless_weight` of it, the dialogue's mean key is
     taken away at `centroid_weight`; then each of the `hits` best keys queries on its own, at
-    `hit_weight`. Chosen leave-one-conversation-out on LoCoMo (bench/locomo_cv.py; docs/log.md,
+    `hit_weight`. Chosen leave-one-conversation-out on LoCoMo (bench/retrieval.py cv; docs/log.md,
     "LoCoMo: held-out conversations")."""
     name: ClassVar[str] = "nameless"
     nameless_weight: float = 1.0

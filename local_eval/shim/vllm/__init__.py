@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 from .sampling_params import GuidedDecodingParams, SamplingParams  # noqa: F401  (vLLM exports SamplingParams)
 
 __version__ = "0.9.2"
-PROMPT_ROLE = "prompt"  # a chat of one message with this role is a rendered prompt, sent as it is
+from local_eval.llms.llama import PROMPT_ROLE  # noqa: E402  (the one spelling of the role)
 
 _STATE: dict = {"llm": None, "tokenizer": None, "context": None}
 stats: Counter = Counter()
