@@ -13,10 +13,12 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from submit.fallbacks import FAILED  # the submission's own list: an answer that did not come from the LLM
+from submit.fallbacks import FAILED as OWN_FAILED  # the submission's own list: an answer not from the LLM
 
 from . import benchmarks, harness, judges, metrics, retrieval_eval
 from .llms import store as llm_store
+
+FAILED = (*OWN_FAILED, "llm_failed")  # llm_failed: the --llm behind another submission's vLLM failed
 
 
 def run_one(record, model, judge_llm, options) -> dict:
@@ -26,7 +28,10 @@ def run_one(record, model, judge_llm, options) -> dict:
         llm_store.next_record(llm)
     before, asked = Counter(model.fallbacks), llm_store.placeholders(model.llm)
     cache = _cache_counts(model.embedder)
-    result = harness.run_record(model, record, use_dates=not options.no_dates)
+    if hasattr(model, "run_record"):  # another submission, in its own process (local_eval/submission.py)
+        result = model.run_record(record)
+    else:
+        result = harness.run_record(model, record, use_dates=not options.no_dates)
     delta = dict(Counter(model.fallbacks) - before)
     why = [k for k in FAILED if k in delta]
     if llm_store.placeholders(model.llm) > asked:

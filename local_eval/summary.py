@@ -35,6 +35,7 @@ def summarize(rows: list, options) -> dict:
         "fallbacks": dict(fallbacks), "llm": llm_ledger(complete),
         "incomplete": {"records": len(rows) - len(complete), "reasons": dict(reasons)},
         "degraded": degraded(complete),
+        "contest_stop": contest_stop(rows),
         "profile": profiler.profile(complete, options.project_n, profiler.uses_memo(options.llm)),
     }
 
@@ -70,9 +71,37 @@ def llm_ledger(rows) -> dict:
     cut = {k: sum(t.get(k, 0) for t in totals) for k in ("prompts_cut", "tokens_cut")}
     if any(cut.values()):  # another submission's prompts over the reader's context (--submission)
         out.update(cut)
+    refused = Counter()
+    for t in totals:  # the requests vLLM's stand-in refused, by kind (--submission)
+        refused.update(t.get("refused") or {})
+    if refused:
+        out["refused"] = dict(refused)
     n = max(1, len(rows))
     out.update({f"{k}_per_dialogue": round(out[k] / n, 1) for k in ("calls", "prompt_tokens", "output_tokens")})
     return out
+
+
+def contest_stop(rows: list):
+    """The first row whose submission raised (run past with --keep-going): the record, in the folder's
+    order, at which the contest would have stopped the whole run; None when none raised."""
+    for index, row in enumerate(rows, 1):
+        error = (row.get("stats") or {}).get("submission_error")
+        if error:
+            return {"index": index, "id": row["id"], "call": error["call"], "where": error["where"],
+                    "error": error["error"]}
+    return None
+
+
+def stand_in_line(summary: dict):
+    """The vLLM stand-in's cuts and refusals in one line (--submission); None when there were none."""
+    llm = summary["llm"]
+    said = []
+    if llm.get("prompts_cut"):
+        said.append(f"{llm['prompts_cut']} prompt(s) cut to the reader's context ({llm['tokens_cut']} tokens "
+                    "dropped, their latest kept)")
+    if llm.get("refused"):
+        said.append("refused as vLLM 0.9.2 refuses: " + ", ".join(f"{k} {v}" for k, v in llm["refused"].items()))
+    return "vLLM stand-in: " + "; ".join(said) if said else None
 
 
 def degraded(rows: list) -> dict:
@@ -112,3 +141,9 @@ def print_table(summary: dict) -> None:
           f"{profiler.projection_note(p, summary['llm_spec'])}; "
           f"LLM {llm['prompt_tokens_per_dialogue']} prompt / {llm['output_tokens_per_dialogue']} output "
           f"tokens per dialogue; fallbacks: {summary['fallbacks'] or 'none'}")
+    if stand_in_line(summary):
+        print(stand_in_line(summary))
+    stop = summary.get("contest_stop")
+    if stop:
+        print(f"the contest would have stopped the whole run at record {stop['index']} ({stop['id']}): "
+              f"{stop['call']} raised at {stop['where']}: {stop['error']} (--keep-going ran past it)")
