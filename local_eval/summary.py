@@ -26,7 +26,8 @@ def summarize(rows: list, options) -> dict:
     reasons = Counter(why for row in rows if not row["complete"] for why in row["incomplete"])
     return {
         "mode": "answer", "dataset": options.dataset, "data": options.data, "refined": options.refined,
-        "llm_spec": options.llm, "llm_fallback": options.llm_fallback, "embedder": options.embedder,
+        "llm_spec": options.llm, "llm_fallback": options.llm_fallback,
+        "embedder": "the submission's own" if getattr(options, "submission", None) else options.embedder,
         "judge": options.judge, "scorer": f"judge:{options.judge}" if options.judge else "lexical",
         "judge_note": judges.SMALL_MODEL_NOTE if judges.small_model(options.judge) else None,
         "records": len(complete), "overall": block(complete),
