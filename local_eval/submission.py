@@ -179,6 +179,13 @@ class Remote:
         return None if code == 0 else f"the submission's process exited with {exit_status(code)} after its " \
                                       f"last record (its output: {self.out / 'run.log'})"
 
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self.process = None
+        for stream in self.channel:
+            stream.close()
+
     def stop(self, failed: dict, when: str) -> None:
         """error.json in the run folder, the process ended, one line: the contest's stop."""
         where = self.theirs(failed.get("where", ""))
@@ -218,8 +225,8 @@ class Remote:
         chat = [{"role": "prompt", "content": message["prompt"]}]
         try:
             reply = self.llm.generate([chat], max_tokens=message["max_tokens"], schema=message["schema"])[0]
-        except StopRun:
-            self.close()
+        except StopRun:  # the run stops (a replay miss): the process, waiting for this reply, goes with it
+            self.kill()
             raise
         except Exception as error:  # a backend that is down: said to the submission as vLLM would fail
             self.backend_errors += 1

@@ -210,3 +210,14 @@ def test_our_submission_in_its_own_process_asks_and_answers_as_the_direct_run(tm
 def harness_records():
     from local_eval import benchmarks
     return benchmarks.load("demo")[:2]
+
+
+def test_a_replay_miss_stops_the_run_as_ours_does_not_as_the_submissions_failure(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    (tmp_path / "store").mkdir()
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "local_eval/run.py", "--submission", str(folder), "--llm",
+                           f"replay:{tmp_path / 'store'}", "--submission-model", str(model_dir), "--out",
+                           str(tmp_path / "run")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 3 and done.stderr.startswith("run.py: stopped: replay: 1 prompt(s) have no stored reply")
+    assert not (tmp_path / "run" / "error.json").exists()
