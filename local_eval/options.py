@@ -34,7 +34,8 @@ TREE = object()  # a row's default: the settings tree's value at its path
 # answers get a ceiling only a hung run reaches (1.5B, demo: up to 193 s per record on 2 busy cores).
 CPU_ANSWER_CEILING = 1800.0
 EPILOG = ("Exit codes: 0 done; 2 a mistake in the command or the data (one line on stderr); "
-          "3 stopped (a replay: miss, or the LLM failing from the start), finished rows kept; "
+          "3 stopped (a replay: miss, the LLM failing from the start, or --submission's folder raising: its "
+          "error.json), finished rows kept; "
           "4 done, but some records are incomplete (their LLM failed, or collect: replies are pending); "
           "130 interrupted (Ctrl-C), finished rows kept: the same command resumes. "
           "Every option, run folders, resume, --fresh and --merge: docs/evaluating.md.")

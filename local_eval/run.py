@@ -10,12 +10,12 @@ This file is the loop over records; each step lives in a module named by what it
 options and the settings tree they build (`options.py`), the backend specs (`specs.py`), the
 benchmarks (`benchmarks.py`), the data file (`datafile.py`), the run
 folder and merges (`folder.py`), its manifest (`manifest.py`), the submission and judge
-(`backends.py`), one scored row per record (`scoring.py`), the rows (`results.py`), the
-summary and its table (`summary.py`), the report (`report.py`), retrieval mode
-(`retrieval_eval.py`), the commands printed to go on (`commands.py`). Every option, the
-exit codes and the files of a run folder: docs/evaluating.md; summary.json: docs/summary.md.
-User mistakes are one line on stderr and exit 2 (local_eval/errors.py); our own bugs keep
-their traceback.
+(`backends.py`), another submission in its own process (`submission.py`), one scored row
+per record (`scoring.py`), the rows (`results.py`), the summary and its table (`summary.py`),
+the report (`report.py`), retrieval mode (`retrieval_eval.py`), the commands printed to go on
+(`commands.py`). Every option, the exit codes and the files of a run folder:
+docs/evaluating.md; summary.json: docs/summary.md. User mistakes are one line on stderr and
+exit 2 (local_eval/errors.py); our own bugs keep their traceback.
 """
 from __future__ import annotations
 

@@ -221,3 +221,14 @@ def test_a_replay_miss_stops_the_run_as_ours_does_not_as_the_submissions_failure
                            str(tmp_path / "run")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 3 and done.stderr.startswith("run.py: stopped: replay: 1 prompt(s) have no stored reply")
     assert not (tmp_path / "run" / "error.json").exists()
+
+
+def test_prompts_the_reader_cannot_hold_are_cut_and_said_on_the_terminal(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    done = run(model_dir, folder, tmp_path / "run", "--limit", "2", "--submission-ctx", "8")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    cut = summary["llm"]["tokens_cut"]
+    assert summary["llm"]["prompts_cut"] == 2 and cut > 0
+    assert f"vLLM stand-in: 2 prompt(s) cut to the reader's context ({cut} tokens dropped, their latest kept)" \
+        in done.stdout
