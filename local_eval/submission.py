@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -36,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 CHILD = HERE / "shim" / "child.py"
 CONTEST = HERE / "contest"  # our restatements of the harness's models.py and submit_interface.py
 ERROR = "error.json"
+log = logging.getLogger("gigamemory")
 CONTEST_MAX_MODEL_LEN = 131072  # GigaChat's config (VLLM.md §7): the length the contest's vLLM takes
 BIG = 8 << 20  # files above this are fingerprinted by their size, head and tail, not read whole
 
@@ -228,7 +230,8 @@ class Remote:
         except StopRun:  # the run stops (a replay miss): the process, waiting for this reply, goes with it
             self.kill()
             raise
-        except Exception as error:  # a backend that is down: said to the submission as vLLM would fail
+        except Exception as error:  # a backend that is down: the run's log has it, the submission sees it fail
+            log.error("the --llm behind the submission's vLLM failed", exc_info=error)
             self.backend_errors += 1
             return {"error": f"{type(error).__name__}: {error}"}
         return {"text": reply.text, "logprobs": None}  # none of our backends scores tokens

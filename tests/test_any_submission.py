@@ -232,3 +232,23 @@ def test_prompts_the_reader_cannot_hold_are_cut_and_said_on_the_terminal(tmp_pat
     assert summary["llm"]["prompts_cut"] == 2 and cut > 0
     assert f"vLLM stand-in: 2 prompt(s) cut to the reader's context ({cut} tokens dropped, their latest kept)" \
         in done.stdout
+
+
+class Down:
+    """An --llm that is down: every call raises."""
+    name = "down"
+
+    def generate(self, chats, **kwargs):
+        raise ConnectionRefusedError("[Errno 111] Connection refused")
+
+
+def test_a_failing_llm_is_the_records_incompleteness_not_the_submissions_stop(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    remote = submission.Remote(submission.package_dir(str(folder)), Down(), str(model_dir), reader_context=None)
+    remote.start(tmp_path)
+    try:
+        result = remote.run_record(harness_records()[0])
+    finally:
+        assert remote.close() is None
+    assert (result.answer, dict(remote.fallbacks)) == ("", {"llm_failed": 1})
+    assert not (tmp_path / "error.json").exists()
