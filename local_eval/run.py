@@ -29,7 +29,7 @@ from local_eval import (backends, commands, datafile, folder, manifest, report, 
 from local_eval.errors import BackendFailing, UsageError
 from local_eval.llms import llama
 from local_eval.options import Options, parse_args
-from local_eval.submission import SubmissionStopped
+from local_eval.submission import LLM_FAILED, SubmissionStopped
 
 
 def select(records: list, options: Options) -> list:
@@ -170,7 +170,7 @@ def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: ma
         row = scoring.run_one(record, model, judge_llm, options)
         results.append(out, row)
         if streak is not None:
-            streak = streak + 1 if set(row["incomplete"]) & {*scoring.FAILED, "judge_failed"} else None
+            streak = streak + 1 if set(row["incomplete"]) & {*scoring.FAILED, LLM_FAILED, "judge_failed"} else None
         if streak == FAILING_START:
             raise BackendFailing(failing(row, options, out, log.last_cause if log else ""))
 

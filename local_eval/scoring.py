@@ -13,12 +13,11 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from submit.fallbacks import FAILED as OWN_FAILED  # the submission's own list: an answer not from the LLM
+from submit.fallbacks import FAILED  # the submission's own list: an answer that did not come from the LLM
 
 from . import benchmarks, harness, judges, metrics, retrieval_eval
 from .llms import store as llm_store
-
-FAILED = (*OWN_FAILED, "llm_failed")  # llm_failed: the --llm behind another submission's vLLM failed
+from .submission import LLM_FAILED  # another submission's record whose --llm failed
 
 
 def run_one(record, model, judge_llm, options) -> dict:
@@ -33,7 +32,7 @@ def run_one(record, model, judge_llm, options) -> dict:
     else:
         result = harness.run_record(model, record, use_dates=not options.no_dates)
     delta = dict(Counter(model.fallbacks) - before)
-    why = [k for k in FAILED if k in delta]
+    why = [k for k in (*FAILED, LLM_FAILED) if k in delta]
     if llm_store.placeholders(model.llm) > asked:
         why.append("pending_reply")
     judged = llm_store.placeholders(judge_llm)

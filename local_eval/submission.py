@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 CHILD = HERE / "shim" / "child.py"
 CONTEST = HERE / "contest"  # our restatements of the harness's models.py and submit_interface.py
 ERROR = "error.json"
+LLM_FAILED = "llm_failed"  # a record whose --llm failed under the submission: incomplete, run again
 log = logging.getLogger("gigamemory")
 CONTEST_MAX_MODEL_LEN = 131072  # GigaChat's config (VLLM.md §7): the length the contest's vLLM takes
 BIG = 8 << 20  # files above this are fingerprinted by their size, head and tail, not read whole
@@ -149,7 +150,7 @@ class Remote:
         failed = reply["failure"]
         stats = {"llm": llm_stats(reply["stats"]), "errors": []}
         if self.backend_errors:  # our backend failed, not their code: the row is incomplete, run again
-            self.fallbacks["llm_failed"] += 1
+            self.fallbacks[LLM_FAILED] += 1
         elif failed:
             failed = {**failed, "where": self.theirs(failed["where"]), "record": record.id, "index": self.done}
             if not self.keep_going:
