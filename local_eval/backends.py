@@ -8,8 +8,8 @@ one-line `UsageError`. Called by run.py.
 """
 from __future__ import annotations
 
-import os
 import sqlite3
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -49,26 +49,47 @@ def build_model(options):
 
 
 def other_submission(options, spec: specs.Spec, llm):
-    """`--submission DIR`: the folder's `SubmitModelWithMemory(model_path)`, unchanged, with local_eval's
-    vLLM stand-in answered by `llm` and a model folder holding the local model's tokenizer (the
-    `llama:` model of the spec, else the main one installed), its context the model's."""
+    """`--submission DIR`: the folder's `SubmitModelWithMemory(model_path)`, unchanged, in a process of its
+    own (started by run.py in the run folder), its vLLM stand-in answered by `llm`; the model folder is
+    the local model's (the `llama:` model of the spec, else the main one installed), the reader's
+    context the model's unless --submission-ctx says otherwise."""
     from . import submission
     from .llms import llama, pins
-    local = next((s for s in specs.walk(spec) if s.kind == "llama"), None)
-    gguf = llama.model_path(local.arg if local else pins.MAIN)
-    context = options.submission_ctx or llama.Options.of(dict(local.options) if local else {}).ctx
-    folder = submission.model_folder(gguf, Path(options.cache_dir or ROOT / ".cache"))
-    from transformers import AutoTokenizer
-    submission.use_stand_in_vllm(llm, AutoTokenizer.from_pretrained(str(folder)), context)
-    # The contest machine has a GPU, so our own class takes vLLM there (`auto`); here it is told to,
-    # with the reader's context. A submission that embeds may use the run's embedding cache
-    # (local_eval/systems/rag does). Other submissions ignore these.
-    os.environ["GIGAMEMORY_LLM"] = f"vllm:{folder}"
-    os.environ["GIGAMEMORY_VLLM_MAX_MODEL_LEN"] = str(context)
-    if options.cache_dir:
-        os.environ["GIGAMEMORY_EMBED_CACHE"] = str(Path(options.cache_dir) / "embeddings.sqlite")
     package = submission.package_dir(options.submission)
-    return submission.Guarded(submission.load(options.submission, str(folder)), package, llm)
+    local = next((s for s in specs.walk(spec) if s.kind == "llama"), None)
+    context = options.submission_ctx or llama.Options.of(dict(local.options) if local else {}).ctx
+    if options.submission_model:
+        folder = Path(options.submission_model).resolve()
+        if not (folder / "config.json").is_file():
+            raise UsageError(f"--submission-model {folder}: no config.json there; a model folder holds config.json "
+                             "and the tokenizer's files")
+    else:
+        gguf = llama.model_path(local.arg if local else pins.MAIN)
+        folder = submission.model_folder(gguf, Path(options.cache_dir or ROOT / ".cache"))
+    # The contest machine has a GPU, so our own class takes vLLM there (`auto`); here it is told to. A
+    # submission that embeds may use the run's embedding cache (local_eval/systems/rag does). Other
+    # submissions ignore these.
+    env = {"GIGAMEMORY_LLM": f"vllm:{folder}"}
+    if options.cache_dir:
+        env["GIGAMEMORY_EMBED_CACHE"] = str(Path(options.cache_dir) / "embeddings.sqlite")
+    return submission.Remote(package, llm, str(folder), context, keep_going=options.keep_going, env=env)
+
+
+@contextmanager
+def running(model, out: Path):
+    """The model started in the run folder for the records, and ended after them (another submission's
+    process; our own class needs neither); a process that did not end cleanly is said in one line."""
+    if not hasattr(model, "start"):
+        yield
+        return
+    model.start(out)
+    try:
+        yield
+    finally:
+        ended = model.close()
+        if ended:
+            print(f"run.py: {ended}", file=sys.stderr)
+            model.unclean = True
 
 
 def build_judge(options):

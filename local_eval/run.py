@@ -10,12 +10,12 @@ This file is the loop over records; each step lives in a module named by what it
 options and the settings tree they build (`options.py`), the backend specs (`specs.py`), the
 benchmarks (`benchmarks.py`), the data file (`datafile.py`), the run
 folder and merges (`folder.py`), its manifest (`manifest.py`), the submission and judge
-(`backends.py`), one scored row per record (`scoring.py`), the rows (`results.py`), the
-summary and its table (`summary.py`), the report (`report.py`), retrieval mode
-(`retrieval_eval.py`), the commands printed to go on (`commands.py`). Every option, the
-exit codes and the files of a run folder: docs/evaluating.md; summary.json: docs/summary.md.
-User mistakes are one line on stderr and exit 2 (local_eval/errors.py); our own bugs keep
-their traceback.
+(`backends.py`), another submission in its own process (`submission.py`), one scored row
+per record (`scoring.py`), the rows (`results.py`), the summary and its table (`summary.py`),
+the report (`report.py`), retrieval mode (`retrieval_eval.py`), the commands printed to go on
+(`commands.py`). Every option, the exit codes and the files of a run folder:
+docs/evaluating.md; summary.json: docs/summary.md. User mistakes are one line on stderr and
+exit 2 (local_eval/errors.py); our own bugs keep their traceback.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from local_eval import (backends, commands, datafile, folder, manifest, report, 
 from local_eval.errors import BackendFailing, UsageError
 from local_eval.llms import llama
 from local_eval.options import Options, parse_args
+from local_eval.submission import LLM_FAILED, SubmissionStopped
 
 
 def select(records: list, options: Options) -> list:
@@ -59,7 +60,7 @@ def main(argv=None) -> int:
     except (UsageError, ConfigError) as e:
         print(f"run.py: error: {e}", file=sys.stderr)
         return 2
-    except (StopRun, BackendFailing) as e:
+    except (StopRun, BackendFailing, SubmissionStopped) as e:
         print(f"run.py: stopped: {e}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
@@ -121,8 +122,10 @@ def answer(records: list, options: Options, argv: list, out: Path, base: manifes
     if todo:  # a bad spec stops here, before anything is written
         model, judge_llm = backends.build_model(options), backends.build_judge(options)
     with folder.lock(out), folder.log(out) as log:
+        refuse_past_stop(options, out)
         if todo:
-            evaluate(todo, model, judge_llm, options, out, base, log)
+            with backends.running(model, out):
+                evaluate(todo, model, judge_llm, options, out, base, log)
         rows = results.read(out, say=False)
         if len(rows) > len(records):
             print(f"the summary, report and official files cover all {len(rows)} records in {out} "
@@ -132,7 +135,24 @@ def answer(records: list, options: Options, argv: list, out: Path, base: manifes
         print(f"the submission logged {log.problems} warning(s) or error(s): {out / folder.LOG}")
     for llm in (model.llm if model else None, judge_llm):
         commands.batch_report(llm, argv)
+    if getattr(model, "unclean", False):  # said by backends.running; the contest's run would end the same way
+        return code or STOPPED
     return code
+
+
+STOPPED = 3
+
+
+def refuse_past_stop(options: Options, out: Path) -> None:
+    """Without --keep-going, a folder whose rows ran past a submission's exception goes no further:
+    the contest would have stopped at that record."""
+    if not options.submission or options.keep_going or options.fresh:
+        return
+    stop = summary.contest_stop(results.read(out, say=False))
+    if stop:
+        raise SubmissionStopped(f"{out} holds rows made with --keep-going past the submission's exception at "
+                                f"record {stop['index']} ({stop['where']}: {stop['error']}), where the contest "
+                                "stops; pass --keep-going to go on there, or --fresh")
 
 
 FAILING_START = 3  # records failed in a row at the start of a pass: the backend is down, stop
@@ -150,7 +170,7 @@ def evaluate(todo: list, model, judge_llm, options: Options, out: Path, base: ma
         row = scoring.run_one(record, model, judge_llm, options)
         results.append(out, row)
         if streak is not None:
-            streak = streak + 1 if set(row["incomplete"]) & {*scoring.FAILED, "judge_failed"} else None
+            streak = streak + 1 if set(row["incomplete"]) & {*scoring.FAILED, LLM_FAILED, "judge_failed"} else None
         if streak == FAILING_START:
             raise BackendFailing(failing(row, options, out, log.last_cause if log else ""))
 

@@ -17,6 +17,7 @@ from submit.fallbacks import FAILED  # the submission's own list: an answer that
 
 from . import benchmarks, harness, judges, metrics, retrieval_eval
 from .llms import store as llm_store
+from .submission import LLM_FAILED  # another submission's record whose --llm failed
 
 
 def run_one(record, model, judge_llm, options) -> dict:
@@ -26,9 +27,12 @@ def run_one(record, model, judge_llm, options) -> dict:
         llm_store.next_record(llm)
     before, asked = Counter(model.fallbacks), llm_store.placeholders(model.llm)
     cache = _cache_counts(model.embedder)
-    result = harness.run_record(model, record, use_dates=not options.no_dates)
+    if hasattr(model, "run_record"):  # another submission, in its own process (local_eval/submission.py)
+        result = model.run_record(record)
+    else:
+        result = harness.run_record(model, record, use_dates=not options.no_dates)
     delta = dict(Counter(model.fallbacks) - before)
-    why = [k for k in FAILED if k in delta]
+    why = [k for k in (*FAILED, LLM_FAILED) if k in delta]
     if llm_store.placeholders(model.llm) > asked:
         why.append("pending_reply")
     judged = llm_store.placeholders(judge_llm)

@@ -27,7 +27,8 @@ def summarize(rows: list, options) -> dict:
     reasons = Counter(why for row in rows if not row["complete"] for why in row["incomplete"])
     return {
         "mode": "answer", "dataset": options.dataset, "data": options.data, "refined": options.refined,
-        "llm_spec": options.llm, "llm_fallback": options.llm_fallback, "embedder": options.embedder,
+        "llm_spec": options.llm, "llm_fallback": options.llm_fallback,
+        "embedder": "the submission's own" if getattr(options, "submission", None) else options.embedder,
         "judge": options.judge, "scorer": f"judge:{options.judge}" if options.judge else "lexical",
         "judge_note": judges.SMALL_MODEL_NOTE if judges.small_model(options.judge) else None,
         "records": len(complete), "overall": block(complete),
@@ -37,6 +38,7 @@ def summarize(rows: list, options) -> dict:
         "incomplete": {"records": len(rows) - len(complete), "reasons": dict(reasons)},
         "degraded": degraded(complete),
         "gate": gate(complete),
+        "contest_stop": contest_stop(rows),
         "profile": profiler.profile(complete, options.project_n, profiler.uses_memo(options.llm)),
     }
 
@@ -72,6 +74,11 @@ def llm_ledger(rows) -> dict:
     cut = {k: sum(t.get(k, 0) for t in totals) for k in ("prompts_cut", "tokens_cut")}
     if any(cut.values()):  # another submission's prompts over the reader's context (--submission)
         out.update(cut)
+    refused = Counter()
+    for t in totals:  # the requests vLLM's stand-in refused, by kind (--submission)
+        refused.update(t.get("refused") or {})
+    if refused:
+        out["refused"] = dict(refused)
     n = max(1, len(rows))
     out.update({f"{k}_per_dialogue": round(out[k] / n, 1) for k in ("calls", "prompt_tokens", "output_tokens")})
     return out
@@ -91,6 +98,29 @@ def gate(rows: list) -> Optional[dict]:
                          "unanswerable": sum(g["gated"] for r, g in asked if r["abstention"])},
             "records": {"answerable": sum(not r["abstention"] for r, _ in asked),
                         "unanswerable": sum(bool(r["abstention"]) for r, _ in asked)}}
+
+
+def contest_stop(rows: list):
+    """The first row whose submission raised (run past with --keep-going): the record, in the folder's
+    order, at which the contest would have stopped the whole run; None when none raised."""
+    for index, row in enumerate(rows, 1):
+        error = (row.get("stats") or {}).get("submission_error")
+        if error:
+            return {"index": index, "id": row["id"], "call": error["call"], "where": error["where"],
+                    "error": error["error"]}
+    return None
+
+
+def stand_in_line(summary: dict):
+    """The vLLM stand-in's cuts and refusals in one line (--submission); None when there were none."""
+    llm = summary["llm"]
+    said = []
+    if llm.get("prompts_cut"):
+        said.append(f"{llm['prompts_cut']} prompt(s) cut to the reader's context ({llm['tokens_cut']} tokens "
+                    "dropped, their latest kept)")
+    if llm.get("refused"):
+        said.append("refused as vLLM 0.9.2 refuses: " + ", ".join(f"{k} {v}" for k, v in llm["refused"].items()))
+    return "vLLM stand-in: " + "; ".join(said) if said else None
 
 
 def degraded(rows: list) -> dict:
@@ -132,6 +162,12 @@ def print_table(summary: dict) -> None:
           f"tokens per dialogue; fallbacks: {summary['fallbacks'] or 'none'}")
     if summary.get("gate"):
         print(gate_line(summary["gate"]))
+    if stand_in_line(summary):
+        print(stand_in_line(summary))
+    stop = summary.get("contest_stop")
+    if stop:
+        print(f"the contest would have stopped the whole run at record {stop['index']} ({stop['id']}): "
+              f"{stop['call']} raised at {stop['where']}: {stop['error']} (--keep-going ran past it)")
 
 
 def gate_line(found: dict) -> str:
@@ -142,3 +178,4 @@ def gate_line(found: dict) -> str:
     declined, records = found["declined"], found["records"]
     return (f"decline gate: {'; '.join(parts)}; declined here {declined['unanswerable']}/{records['unanswerable']} "
             f"without an answer, {declined['answerable']}/{records['answerable']} with one")
+

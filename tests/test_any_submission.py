@@ -1,182 +1,258 @@
-"""Any contest-format submission through local_eval: the vLLM stand-in, the loader and its errors.
+"""Any contest-format submission through `local_eval/run.py --submission`, run as the contest runs it.
 
-The stand-in is checked with a character tokenizer (every character one token) and the scripted
-LLM, so what reaches the backend can be read exactly; the folders are written here, in the
-contest's layout.
+Contestant folders are written here as a contestant writes them (absolute `submit.` imports, the
+harness's `models` and `submit_interface`, files read relative to the harness's folder) and run in
+their own process from a harness folder laid out like the organizers', with PYTHONPATH holding this
+repository (whose editable install also maps `submit`): their class must answer, not ours. The model
+folder is tests/vllm_stand_in.py's (a real tokenizer, made in a second); the reader is `scripted`.
 """
 import json
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+import vllm_stand_in
 
-from local_eval import submission
-from submit.memory.llm import ScriptedLLM
+from local_eval import harness, submission
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-class CharTokenizer:
-    """One token per character; the chat template marks roles in angle brackets."""
-
-    def encode(self, text, add_special_tokens=False):
-        return [ord(c) for c in text]
-
-    def decode(self, ids, skip_special_tokens=False):
-        return "".join(chr(i) for i in ids)
-
-    def apply_chat_template(self, messages, add_generation_prompt=True, **_):
-        text = "".join(f"<{m['role']}>{m['content']}" for m in messages) + ("<assistant>" if add_generation_prompt else "")
-        return self.encode(text)
+CONTESTANT = {
+    "submit/__init__.py": "from submit.model_inference import SubmitModelWithMemory\n",
+    "submit/helpers.py": "def last_two(texts):\n    return ' | '.join(texts[-2:])\n",
+    "submit/weights/x.txt": "ВЕСА-42\n",
+    "submit/model_inference.py": """
+        from vllm import LLM, SamplingParams
+        from models import Message
+        from submit_interface import ModelWithMemory
+        from submit.helpers import last_two
 
 
-@pytest.fixture
-def vllm():
-    llm = ScriptedLLM()
-    module = submission.use_stand_in_vllm(llm, CharTokenizer(), context_tokens=40)
-    yield module, llm
-    sys.modules.pop(submission.PACKAGE, None)
+        class SubmitModelWithMemory(ModelWithMemory):
+            def __init__(self, model_path):
+                self.mark = open("submit/weights/x.txt", encoding="utf-8").read().strip()
+                self.llm = LLM(model=model_path, trust_remote_code=True)
+                self.memory = {}
+
+            def write_to_memory(self, messages, dialogue_id):
+                assert all(isinstance(m, Message) for m in messages)
+                self.memory.setdefault(dialogue_id, []).extend(m.content for m in messages)
+
+            def clear_memory(self, dialogue_id):
+                self.memory.pop(dialogue_id, None)
+
+            def answer_to_question(self, dialogue_id, question):
+                if "животные" in question and "RAISE" in self.mark:
+                    raise RuntimeError("no pets here: " + dialogue_id)
+                prompt = last_two(self.memory[dialogue_id]) + " ? " + question
+                out = self.llm.generate(prompt, SamplingParams(temperature=0.0, max_tokens=20))
+                return "[" + self.mark + "] " + out[0].outputs[0].text
+    """,
+}
+RAISING_LINE = 22  # the `raise` above, in submit/model_inference.py
 
 
-def test_token_and_text_prompts_reach_the_backend_as_the_rendered_prompt(vllm):
-    module, llm = vllm
-    llm.enqueue("first", "second", "third")
-    engine = module.LLM(model="/app/models/x", trust_remote_code=True, gpu_memory_utilization=0.85)
-    tok = engine.get_tokenizer()
-    ids = tok.apply_chat_template([{"role": "user", "content": "hi"}])
-    outs = engine.generate(prompt_token_ids=ids, sampling_params=module.SamplingParams(temperature=0.0, max_tokens=5))
-    outs += engine.generate([module.TokensPrompt(prompt_token_ids=ids), "plain text"],
-                            module.SamplingParams(temperature=0.0, max_tokens=5))
-    assert [o.outputs[0].text for o in outs] == ["first", "second", "third"]
-    assert [h[0] for h in llm.history] == [[{"role": "prompt", "content": "<user>hi<assistant>"}]] * 2 + [
-        [{"role": "prompt", "content": "plain text"}]]
-    assert outs[0].prompt_token_ids == ids and module.stats["requests"] == 3
-
-
-def test_a_prompt_over_the_context_keeps_its_latest_tokens_and_is_counted(vllm):
-    module, llm = vllm
-    engine = module.LLM(model="m")
-    text = "x" * 50 + "THE QUESTION"
-    engine.generate(text, module.SamplingParams(temperature=0.0, max_tokens=10, truncate_prompt_tokens=131072))
-    sent = llm.history[-1][0][0]["content"]
-    assert sent == text[-30:] and sent.endswith("THE QUESTION")  # 40 tokens of context, 10 for the reply
-    assert (module.stats["prompts_cut"], module.stats["tokens_cut"]) == (1, 32)
-
-
-def test_guided_json_holds_the_reply_to_the_schema_and_sampling_is_said(vllm):
-    module, llm = vllm
-    from vllm.sampling_params import GuidedDecodingParams
-    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-    engine = module.LLM(model="m")
-    out = engine.generate("q", module.SamplingParams(max_tokens=8, guided_decoding=GuidedDecodingParams(json=schema)))
-    assert llm.history[-1][2] == schema and out[0].outputs[0].text == '{"a": 0}'
-    assert module.stats["not_greedy"] == 1  # vLLM's default temperature is 1.0: decoded greedily all the same
-    with pytest.raises(ValueError, match="regex"):
-        engine.generate("q", module.SamplingParams(guided_decoding=GuidedDecodingParams(regex="a+")))
-
-
-def test_chat_renders_with_the_tokenizer(vllm):
-    module, llm = vllm
-    module.LLM(model="m").chat([{"role": "user", "content": "hey"}], module.SamplingParams(max_tokens=3))
-    assert llm.history[-1][0][0]["content"] == "<user>hey<assistant>"
-
-
-def write(folder, files: dict):
+def write(folder: Path, files: dict) -> Path:
     for name, text in files.items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return folder
 
 
-ECHO = """
-    from vllm import LLM, SamplingParams
-    from submit_interface import ModelWithMemory
-
-    class SubmitModelWithMemory(ModelWithMemory):
-        def __init__(self, model_path):
-            self.llm = LLM(model=model_path)
-            self.seen = {}
-        def write_to_memory(self, messages, dialogue_id):
-            self.seen.setdefault(dialogue_id, []).extend(m.content for m in messages)
-        def clear_memory(self, dialogue_id):
-            self.seen.pop(dialogue_id, None)
-        def answer_to_question(self, dialogue_id, question):
-            if question == "crash":
-                raise RuntimeError("boom")
-            out = self.llm.generate(" | ".join(self.seen[dialogue_id]) + " ? " + question, SamplingParams(max_tokens=9))
-            return out[0].outputs[0].text
-"""
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> Path:
+    return vllm_stand_in.write(tmp_path_factory.mktemp("model") / "tiny")
 
 
-def test_a_folder_in_the_contests_layout_loads_and_answers(vllm, tmp_path):
-    module, llm = vllm
-    write(tmp_path, {"submit/__init__.py": "from .model_inference import SubmitModelWithMemory\n",
-                     "submit/model_inference.py": ECHO})
-    model = submission.Guarded(submission.load(str(tmp_path), "/app/models/x"))
-    from models import Message
-    model.write_to_memory([Message("user", "I have a cat"), Message("assistant", "nice")], "d1")
-    llm.enqueue("A cat.")
-    assert model.answer_to_question("d1", "pets?") == "A cat."
-    assert llm.history[-1][0][0]["content"] == "I have a cat | nice ? pets?"
-    assert model.answer_to_question("d1", "crash") == "" and model.errors == ["answer_to_question('d1'): RuntimeError: boom"]
+def run(model_dir: Path, folder, out: Path, *argv):
+    """run.py --submission FOLDER on the demo, this repository first on PYTHONPATH."""
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "local_eval/run.py", "--submission", str(folder), "--llm", "scripted",
+                           "--submission-model", str(model_dir), "--out", str(out), *argv],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
-def test_load_errors_are_one_line_naming_the_file(vllm, tmp_path):
-    with pytest.raises(submission.SubmissionError, match="not a contest submission"):
-        submission.load(str(tmp_path), "m")
-    write(tmp_path, {"__init__.py": "from .model_inference import SubmitModelWithMemory\n",
-                     "model_inference.py": "import faiss_that_is_not_there\n"})
-    with pytest.raises(submission.SubmissionError) as error:
-        submission.load(str(tmp_path), "m")
-    assert str(error.value).startswith(f"submission {tmp_path / 'model_inference.py'}:1: ModuleNotFoundError")
-    assert "\n" not in str(error.value)
-    write(tmp_path, {"model_inference.py": "class SubmitModelWithMemory:\n    def __init__(self, p):\n"
-                                          "        raise OSError('no weights at ' + p)\n"})
-    with pytest.raises(submission.SubmissionError, match=r"model_inference.py:3: OSError: no weights at /m"):
-        submission.load(str(tmp_path), "/m")
+def test_a_contestants_folder_answers_with_its_own_class(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    done = run(model_dir, folder, tmp_path / "run", "--limit", "3")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "run" / "output.json").read_text(encoding="utf-8"))
+    assert [r["answer"] for r in rows] == ["[ВЕСА-42] У меня нет такой информации."] * 3
+    src = tmp_path / "run" / "harness" / "src"
+    assert sorted(p.name for p in src.iterdir()) == ["models.py", "submit", "submit_interface.py"]
+    assert (src / "submit").resolve() == (folder / "submit").resolve()
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["llm"]["calls"] == 3 and summary["contest_stop"] is None
 
 
-class JsonTokenizer(CharTokenizer):
-    """A chat template that writes the messages as JSON, so a rendered prompt reads back exactly."""
+def test_nothing_of_ours_is_importable_as_submit_in_the_submissions_process(tmp_path, model_dir):
+    # `submit.config` is a module of our own package, not of this folder's: it must not be found.
+    folder = write(tmp_path / "entry", {"submit/__init__.py": "import submit.config\n"})
+    done = run(model_dir, folder, tmp_path / "run")
+    assert done.returncode == 3
+    assert done.stderr.strip().splitlines() == [
+        f"run.py: stopped: the submission raised while it was imported and built: {folder / 'submit'}/__init__.py:1: "
+        f"ModuleNotFoundError: No module named 'submit.config'; the contest stops the whole run here "
+        f"({tmp_path / 'run' / 'error.json'}); --keep-going runs past it"]
 
-    def apply_chat_template(self, messages, add_generation_prompt=True, **_):
-        return self.encode(json.dumps(messages, ensure_ascii=False))
+
+def test_a_raising_dialogue_stops_the_run_naming_its_file_unless_keep_going(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", {**CONTESTANT, "submit/weights/x.txt": "RAISE\n"})
+    out = tmp_path / "run"
+    done = run(model_dir, folder, out)
+    where = f"{folder / 'submit' / 'model_inference.py'}:{RAISING_LINE}"
+    assert done.returncode == 3
+    assert done.stderr.strip().splitlines() == [
+        f"run.py: stopped: the submission raised in answer_to_question of record 2 (demo-02): {where}: "
+        f"RuntimeError: no pets here: demo-02; the contest stops the whole run here ({out / 'error.json'}); "
+        "--keep-going runs past it"]
+    error = json.loads((out / "error.json").read_text(encoding="utf-8"))
+    assert error["exception"] == f"RuntimeError: no pets here: demo-02 in {where}"
+    going = run(model_dir, folder, out, "--keep-going")
+    assert going.returncode == 0, going.stderr
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["records"] == 10 and summary["fallbacks"] == {"submission_error": 1}
+    assert summary["contest_stop"] == {"index": 2, "id": "demo-02", "call": "answer_to_question", "where": where,
+                                       "error": "RuntimeError: no pets here: demo-02"}
+    assert "the contest would have stopped the whole run at record 2 (demo-02)" in going.stdout
+    assert not (out / "error.json").exists()
+    again = run(model_dir, folder, out)  # without --keep-going the folder goes no further
+    assert again.returncode == 3 and "made with --keep-going past the submission's exception" in again.stderr
 
 
-class Unrendering(ScriptedLLM):
+def test_a_rerun_after_the_folder_changed_does_not_mix_its_rows(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    assert run(model_dir, folder, tmp_path / "run", "--limit", "1").returncode == 0
+    write(folder, {"submit/weights/x.txt": "ВЕСА-43\n"})
+    done = run(model_dir, folder, tmp_path / "run", "--limit", "2")
+    assert done.returncode == 2 and "its files have changed since" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_folder_without_model_inference_is_a_submission_and_its_prints_go_to_the_log(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", {"submit/__init__.py": """
+        print("hello from the submission")
+
+        class SubmitModelWithMemory:
+            def __init__(self, model_path):
+                pass
+            def write_to_memory(self, messages, dialogue_id):
+                pass
+            def clear_memory(self, dialogue_id):
+                pass
+            def answer_to_question(self, dialogue_id, question):
+                return "own"
+    """})
+    done = run(model_dir, folder, tmp_path / "run", "--limit", "1")
+    assert done.returncode == 0, done.stderr
+    assert "hello from the submission" in (tmp_path / "run" / "run.log").read_text(encoding="utf-8")
+    assert "hello" not in done.stdout
+
+
+def test_options_of_our_own_submission_are_refused_in_one_line(tmp_path):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    for argv, said in ((["--submission", str(tmp_path)], "not a contest submission"),
+                       (["--submission-ctx", "4096"], "goes with --submission"),
+                       (["--keep-going"], "goes with --submission"),
+                       (["--submission", str(folder), "--context-chars", "900"], "--context-chars sets our own"),
+                       (["--submission", str(folder), "--facts", "off"], "--facts sets our own"),
+                       (["--submission", str(folder), "--embedder", "hash"], "--embedder sets our own"),
+                       (["--submission", str(folder), "--answer-ceiling", "60"], "--answer-ceiling sets our own"),
+                       (["--submission", str(folder), "--abstain", "off"], "--abstain sets our own"),
+                       (["--submission", str(folder), "--llm", "openai:http://127.0.0.1:9/v1#m"],
+                        "openai: chat server")):
+        llm = [] if "--llm" in argv else ["--llm", "scripted"]
+        done = subprocess.run([sys.executable, "local_eval/run.py", *llm, *argv], cwd=ROOT, capture_output=True,
+                              text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 2 and said in done.stderr, (argv, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1 and "runs/" not in done.stderr
+
+
+class Unrendering:
     """The scripted LLM, with a rendered prompt read back into its messages first."""
 
-    def _generate(self, chats, **kwargs):
-        chats = [json.loads(c[0]["content"]) if c[0]["role"] == "prompt" else c for c in chats]
-        return super()._generate(chats, **kwargs)
+    gives_logprobs = True  # the decline gate's calibration asks, through the stand-in's logprobs
+
+    def __init__(self):
+        from submit.memory.llm import ScriptedLLM
+        self.inner = ScriptedLLM()
+        self.name, self.history, self.scored = "scripted", self.inner.history, self.inner.scored
+
+    def generate(self, chats, **kwargs):
+        chats = [vllm_stand_in.messages_of(c[0]["content"]) if c[0]["role"] == "prompt" else c for c in chats]
+        return self.inner.generate(chats, **kwargs)
 
 
-def test_our_submission_through_the_stand_in_asks_and_answers_as_the_direct_run(tmp_path, monkeypatch):
-    from local_eval import benchmarks, harness
+def test_our_submission_in_its_own_process_asks_and_answers_as_the_direct_run(tmp_path, model_dir):
     from submit import SubmitModelWithMemory
     from submit.config import Config
-    records = benchmarks.load("demo")[:2]
-    direct_llm = Unrendering()
+    from submit.memory.llm import ScriptedLLM
+    records = harness_records()
+    direct_llm = ScriptedLLM()
     direct = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"), llm=direct_llm)
     through_llm = Unrendering()
-    submission.use_stand_in_vllm(through_llm, JsonTokenizer(), context_tokens=10_000_000)
-    monkeypatch.setenv("GIGAMEMORY_LLM", f"vllm:{tmp_path}")
-    monkeypatch.setenv("GIGAMEMORY_EMBEDDER", "hash")
-    monkeypatch.setenv("GIGAMEMORY_VLLM_MAX_MODEL_LEN", "10000000")
-    through = submission.Guarded(submission.load(str(ROOT), str(tmp_path)))
-    answers = [[harness.run_record(model, r).answer for r in records] for model in (direct, through)]
-    assert answers[0] == answers[1] and all(answers[0])
+    remote = submission.Remote(submission.package_dir(str(ROOT)), through_llm, str(model_dir), reader_context=None,
+                               env={"GIGAMEMORY_LLM": f"vllm:{model_dir}", "GIGAMEMORY_EMBEDDER": "hash"})
+    remote.start(tmp_path)
+    try:
+        through = [remote.run_record(r).answer for r in records]
+    finally:
+        ended = remote.close()
+    assert ended is None  # a clean exit, no signal
+    assert [harness.run_record(direct, r, use_dates=False).answer for r in records] == through and all(through)
     assert len(direct_llm.history) > 2 * len(records)  # extraction, versions and answer calls, not only answers
     assert [h[0] for h in through_llm.history] == [h[0] for h in direct_llm.history]
-    assert through.errors == [] and through.memory_stats(records[-1].id) is None  # cleared after its record
+    # the gate's calibration, asked through the stand-in's logprobs as directly (no scores: off in both)
+    assert [c for c, _ in through_llm.scored] == [c for c, _ in direct_llm.scored] and len(direct_llm.scored) == 64
+    assert dict(remote.fallbacks) == {}
 
 
-def test_run_py_says_a_folder_that_is_not_a_submission_in_one_line(tmp_path):
-    import subprocess
-    for argv, said in ((["--submission", str(tmp_path)], "not a contest submission"),
-                       (["--submission-ctx", "4096"], "goes with --submission")):
-        done = subprocess.run([sys.executable, "local_eval/run.py", "--llm", "scripted", "--out", str(tmp_path / "run"),
-                               *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 2 and said in done.stderr
-        assert len(done.stderr.strip().splitlines()) == 1
+def harness_records():
+    from local_eval import benchmarks
+    return benchmarks.load("demo")[:2]
+
+
+def test_a_replay_miss_stops_the_run_as_ours_does_not_as_the_submissions_failure(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    (tmp_path / "store").mkdir()
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "local_eval/run.py", "--submission", str(folder), "--llm",
+                           f"replay:{tmp_path / 'store'}", "--submission-model", str(model_dir), "--out",
+                           str(tmp_path / "run")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 3 and done.stderr.startswith("run.py: stopped: replay: 1 prompt(s) have no stored reply")
+    assert not (tmp_path / "run" / "error.json").exists()
+
+
+def test_prompts_the_reader_cannot_hold_are_cut_and_said_on_the_terminal(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    done = run(model_dir, folder, tmp_path / "run", "--limit", "2", "--submission-ctx", "8")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    cut = summary["llm"]["tokens_cut"]
+    assert summary["llm"]["prompts_cut"] == 2 and cut > 0
+    assert f"vLLM stand-in: 2 prompt(s) cut to the reader's context ({cut} tokens dropped, their latest kept)" \
+        in done.stdout
+
+
+class Down:
+    """An --llm that is down: every call raises."""
+    name = "down"
+
+    def generate(self, chats, **kwargs):
+        raise ConnectionRefusedError("[Errno 111] Connection refused")
+
+
+def test_a_failing_llm_is_the_records_incompleteness_not_the_submissions_stop(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    remote = submission.Remote(submission.package_dir(str(folder)), Down(), str(model_dir), reader_context=None)
+    remote.start(tmp_path)
+    try:
+        result = remote.run_record(harness_records()[0])
+    finally:
+        assert remote.close() is None
+    assert (result.answer, dict(remote.fallbacks)) == ("", {"llm_failed": 1})
+    assert not (tmp_path / "error.json").exists()

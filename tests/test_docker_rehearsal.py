@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +146,29 @@ def test_the_verdict_cli_reads_the_output_folder(tmp_path, name):
     assert done.returncode == (0 if name == "run" else 1)
     assert (done.stdout if name == "run" else done.stderr).startswith(
         "4 rows of submit.csv" if name == "run" else "without the zip's wheels the run did not stop")
+
+
+def make(*argv, cwd=ROOT):
+    return subprocess.run(["make", *argv], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_the_rehearsal_needs_a_harness_named_and_says_how_to_get_one_in_one_line():
+    for named in ([], ["ORGANIZERS=/x", "REPLICA=1"]):
+        done = make("docker-rehearsal", *named)
+        assert done.returncode == 2 and done.stdout == ""
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert "git clone https://github.com/ai-forever/memory_aij2025" in done.stderr and "REPLICA=1" in done.stderr
+
+
+def test_on_a_fresh_clone_the_rehearsal_fetches_the_wheels_it_needs_before_the_zip(tmp_path):
+    from conftest import copy_checkout
+    repo = copy_checkout(tmp_path)
+    if repo is None:
+        pytest.skip("git cannot list the checkout's files")
+    assert not list((repo / "submit" / "wheels").glob("*.whl"))  # a clone holds none: they are fetched
+    done = make("-n", "docker-rehearsal", "REPLICA=1", f"BIN={Path(sys.executable).parent}", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    fetch = next(i for i, line in enumerate(lines) if "pip download" in line and "-d submit/wheels" in line)
+    zip_at = next(i for i, line in enumerate(lines) if "tools/make_zip.py" in line)
+    assert fetch < zip_at and 'REPLICA="1"' in done.stdout and "rehearse.sh dist/submission.zip" in done.stdout

@@ -1,10 +1,14 @@
-"""The contest's vLLM backend on a stand-in engine with vLLM 0.9.2's shapes (tests/fake_vllm.py).
+"""The contest's vLLM backend on the vLLM 0.9.2 stand-in (local_eval/shim/vllm, tests/vllm_stand_in.py).
 
 What the CPU rehearsal on real vLLM found (bench/results/vllm_cpu.md) is pinned here, so it
-holds without vllm installed.
+holds without vllm installed. The "model" behind the stand-in is `Model`: a reply function, and
+the padding a real model put after every colon when the grammar let it (Qwen2.5-Coder-0.5B did).
 """
-import fake_vllm
+import json
+import re
+
 import pytest
+import vllm_stand_in
 
 from submit import SubmitModelWithMemory
 from submit.config import Config
@@ -12,84 +16,114 @@ from submit.memory import facts, versions
 from submit.memory.llm_backends import VLLMBackend
 
 CHAT = [{"role": "user", "content": "Меня зовут Олег, я сварщик."}]
+PAD = " \n" * 6  # the whitespace a model puts after a colon when the grammar lets it
+
+
+class Model:
+    """`reply(prompt, schema) -> object or str`; an object is written as JSON for a guided request,
+    padded after each colon unless the engine holds JSON to one line."""
+
+    def __init__(self):
+        self.reply = lambda prompt, schema: "ok"
+        self.engine = None  # the LLM the backend made: its engine arguments decide the padding
+
+    def __call__(self, prompt, max_tokens, schema, logprobs):
+        value = self.reply(prompt, schema)
+        if schema is None or isinstance(value, str):
+            return str(value)
+        text = json.dumps(value, ensure_ascii=False)
+        return text if self.engine.engine_args.get("guided_decoding_disable_any_whitespace") else re.sub(
+            r'(?<=":) ', PAD, text)
 
 
 @pytest.fixture
-def backend(monkeypatch, tmp_path):
-    fake_vllm.install(monkeypatch)
-    return VLLMBackend(str(tmp_path))
+def model(monkeypatch, tmp_path):
+    vllm = vllm_stand_in.install(monkeypatch)
+    fake = Model()
+    vllm.configure(fake, tokenizer=vllm_stand_in.WordTokenizer())
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 131072}))
+    return fake
+
+
+def made(model, path, **options) -> VLLMBackend:
+    backend = VLLMBackend(str(path), **options)
+    model.engine = backend.engine
+    return backend
+
+
+@pytest.fixture
+def backend(model, tmp_path):
+    return made(model, tmp_path)
 
 
 def test_the_engine_gets_the_contest_arguments_and_each_is_a_0_9_2_engine_argument(backend):
-    assert backend.engine.kwargs == {
+    assert backend.engine.engine_args == {
         "trust_remote_code": True, "seed": 42, "max_model_len": 131072, "gpu_memory_utilization": 0.85,
         "guided_decoding_backend": "xgrammar", "guided_decoding_disable_any_whitespace": True}
 
 
-def test_a_versions_check_reply_fits_its_16_tokens(backend):
+def test_a_versions_check_reply_fits_its_16_tokens(backend, model):
     # With the whitespace the grammar allows, the real model padded after the colon until
     # CHECK_MAX_TOKENS cut the reply at `{"replaces":` and the check could not read it.
-    backend.engine.reply = lambda prompt, params: {"replaces": False}
+    model.reply = lambda prompt, schema: {"replaces": False}
     reply = backend.generate([CHAT], max_tokens=versions.CHECK_MAX_TOKENS, schema=versions.CHECK_SCHEMA)[0]
     assert versions.parse_check(reply.text) is False
     assert backend.stats["cut_json"] == 0
 
 
-def test_extraction_replies_carry_no_padding(backend):
+def test_extraction_replies_carry_no_padding(backend, model):
     fact = {"slot": "работа", "value": "сварщик", "statement": "Пользователь работает сварщиком."}
-    backend.engine.reply = lambda prompt, params: {"facts": [fact]}
+    model.reply = lambda prompt, schema: {"facts": [fact]}
     reply = backend.generate([CHAT], max_tokens=60, schema=facts.FACTS_SCHEMA)[0]
     assert reply.text == '{"facts": [{"slot": "работа", "value": "сварщик", "statement": ' \
                          '"Пользователь работает сварщиком."}]}'
 
 
-def test_with_free_whitespace_padding_cuts_the_check_reply_the_state_before_the_fix(monkeypatch, tmp_path):
-    fake_vllm.install(monkeypatch)
-    loose = VLLMBackend(str(tmp_path), compact_json=False)
-    loose.engine.reply = lambda prompt, params: {"replaces": True}
+def test_with_free_whitespace_padding_cuts_the_check_reply_the_state_before_the_fix(model, tmp_path):
+    loose = made(model, tmp_path, compact_json=False)
+    model.reply = lambda prompt, schema: {"replaces": True}
     reply = loose.generate([CHAT], max_tokens=versions.CHECK_MAX_TOKENS, schema=versions.CHECK_SCHEMA)[0]
     assert (reply.text, versions.parse_check(reply.text), loose.stats["cut_json"]) == ('{"replaces":', None, 1)
 
 
-def test_a_schema_xgrammar_refuses_is_decoded_without_it_and_counted(backend):
-    backend.engine.reply = lambda prompt, params: "2024-05-01" if params.guided_decoding is None else "?"
+def test_a_schema_xgrammar_refuses_is_decoded_without_it_and_counted(backend, model):
+    model.reply = lambda prompt, schema: "2024-05-01" if schema is None else "?"
     refused = {"type": "object", "properties": {"day": {"type": "string", "format": "date"}}}
     reply = backend.generate([CHAT], max_tokens=20, schema=refused)[0]
     assert (reply.text, backend.stats["schema_refused"]) == ("2024-05-01", 1)
 
 
-def test_requests_a_failed_call_left_queued_are_not_taken_for_this_batch(backend):
-    backend.engine.reply = lambda prompt, params: prompt.rsplit("user\n", 1)[-1].split("<")[0]
-    ok = fake_vllm.TokensPrompt(prompt_token_ids=backend.encode([{"role": "user", "content": "left"}], 10))
-    too_long = fake_vllm.TokensPrompt(prompt_token_ids=[0] * (backend.max_model_len + 1))
+def test_requests_a_failed_call_left_queued_are_not_taken_for_this_batch(backend, model):
+    import vllm
+    model.reply = lambda prompt, schema: prompt.rsplit("user\n", 1)[-1].split("<")[0]
+    ok = vllm.TokensPrompt(prompt_token_ids=backend.encode([{"role": "user", "content": "left"}], 10))
+    too_long = vllm.TokensPrompt(prompt_token_ids=[0] * (backend.max_model_len + 1))
     with pytest.raises(ValueError):
-        backend.engine.generate([ok, too_long], fake_vllm.SamplingParams())
+        backend.engine.generate([ok, too_long], vllm.SamplingParams())
     replies = backend.generate([[{"role": "user", "content": "mine"}]], max_tokens=10)
     assert [r.text for r in replies] == ["mine"]
 
 
-def test_an_over_long_prompt_is_shortened_to_leave_room_for_the_reply(monkeypatch, tmp_path):
-    fake_vllm.install(monkeypatch)
-    small = VLLMBackend(str(tmp_path), max_model_len=300)
-    small.engine.reply = lambda prompt, params: "ok"
+def test_an_over_long_prompt_is_shortened_to_leave_room_for_the_reply(model, tmp_path):
+    small = made(model, tmp_path, max_model_len=300)
     long_chat = [{"role": "user", "content": "начало " + "слово " * 400 + "конец"}]
     reply = small.generate([long_chat], max_tokens=50)[0]
     assert reply.text == "ok" and reply.prompt_tokens + 50 <= 300
     assert small.engine.calls == [1]
 
 
-def test_the_token_ledger_counts_what_the_engine_returned(backend):
-    backend.engine.reply = lambda prompt, params: "Олег"
+def test_the_token_ledger_counts_what_the_engine_returned(backend, model):
+    model.reply = lambda prompt, schema: "Олег"
     reply = backend.generate([CHAT], max_tokens=10)[0]
     assert (reply.prompt_tokens, reply.output_tokens) == (len(backend.encode(CHAT, 10)), 1)
 
 
-def test_the_contest_class_takes_the_engine_context_from_the_environment(monkeypatch, tmp_path):
-    fake_vllm.install(monkeypatch)
+def test_the_contest_class_takes_the_engine_context_from_the_environment(model, tmp_path):
     config = Config.from_env({"GIGAMEMORY_LLM": f"vllm:{tmp_path}", "GIGAMEMORY_EMBEDDER": "hash",
                               "GIGAMEMORY_VLLM_MAX_MODEL_LEN": "8192"})
-    model = SubmitModelWithMemory(str(tmp_path), config=config)
-    assert (model.llm.name, model.llm.engine.kwargs["max_model_len"], dict(model.fallbacks)) == ("vllm", 8192, {})
+    contest = SubmitModelWithMemory(str(tmp_path), config=config)
+    assert (contest.llm.name, contest.llm.engine.engine_args["max_model_len"], dict(contest.fallbacks)) == (
+        "vllm", 8192, {})
 
 
 def test_the_rehearsal_tables_count_per_batch_size_and_read_the_pipelines_own_counts():

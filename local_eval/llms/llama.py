@@ -142,7 +142,7 @@ class LlamaBackend(LLM):
     """A GGUF model, loaded once (`engine`) and kept while a backend holds it."""
 
     name = "llama"
-    gives_logprobs = True  # chats only: llama.cpp's chat endpoint returns top_logprobs
+    gives_logprobs = True  # llama.cpp's chat and completions endpoints return top_logprobs
     # Seconds per extraction prompt for the time budget before the first dialogue measures
     # it: on the demo the 0.5B took ~5 s, the 1.5B ~19 s on a busy 2-core machine.
     prior_seconds_per_prompt = 10.0
@@ -172,9 +172,7 @@ class LlamaBackend(LLM):
 
     def _ask(self, chat, max_tokens, schema, logprobs=0) -> Generation:
         if is_rendered(chat):
-            if logprobs:
-                raise LlamaError("llama: logprobs are given for chats, not for prompts rendered already")
-            return self._complete(chat[0]["content"], max_tokens, schema)
+            return self._complete(chat[0]["content"], max_tokens, schema, logprobs)
         for _ in range(SHORTEN_TRIES):
             body = {**request(chat, max_tokens, schema), "cache_prompt": bool(self.options.prefix)}
             if logprobs:
@@ -191,18 +189,20 @@ class LlamaBackend(LLM):
             chat = fit(chat, error, max_tokens)
         raise LlamaError(f"llama: the prompt does not fit {self.options.ctx} tokens even after shortening")
 
-    def _complete(self, prompt: str, max_tokens: int, schema) -> Generation:
+    def _complete(self, prompt: str, max_tokens: int, schema, logprobs: int = 0) -> Generation:
         """A prompt already rendered with the chat template (a submission's, through local_eval's
         vLLM stand-in), completed as it is: the server tokenizes it, special tokens included."""
         body = {**request([], max_tokens, schema), "prompt": prompt, "cache_prompt": bool(self.options.prefix)}
         del body["messages"]
+        if logprobs:  # the completions endpoint answers them in the chat endpoint's shape
+            body["logprobs"] = logprobs
         reply = self.engine.server.handle_completions(body)
         error = reply.get("error") if isinstance(reply, dict) else {"message": repr(reply)}
         if error:
             raise LlamaError(f"llama: {error.get('message', error)}")
         usage = reply.get("usage") or {}
         return Generation((reply["choices"][0].get("text") or "").strip(), int(usage.get("prompt_tokens", 0)),
-                          int(usage.get("completion_tokens", 0)))
+                          int(usage.get("completion_tokens", 0)), first_top(reply))
 
     def count_tokens(self, text: str) -> int:
         """Tokens of a text by the model's own tokenizer (the server's /tokenize)."""

@@ -4,7 +4,7 @@ Each imports its SDK inside itself, so this module imports anywhere. All decode 
 with seed 42. `make_llm` builds one from a spec (`vllm:/app/models/...`, `hf:DIR`,
 `scripted`); local evaluation adds its own backends around these (`local_eval/llms`). The
 vLLM code rests on calls verified in shared/docs/VLLM.md and has run on vLLM 0.9.2's CPU
-build (docs/vllm_cpu.md), whose Python is the contest's; tests/fake_vllm.py keeps what that
+build (docs/vllm_cpu.md), whose Python is the contest's; local_eval/shim/vllm keeps what that
 run showed.
 """
 from __future__ import annotations

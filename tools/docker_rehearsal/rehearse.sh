@@ -20,7 +20,8 @@
 #   contents   the image's versions are the contest's, and it has none of the zip's pins but
 #              those the contest image has too (verdict.py image)
 #   model      the GGUF converted to a Hugging Face folder inside the image (tools/vllm_cpu/convert.py)
-#   harness    the organizers' src/ from $ORGANIZERS (a git directory or a checkout), else our replica
+#   harness    the organizers' src/ from $ORGANIZERS (a git directory or a checkout of
+#              github.com/ai-forever/memory_aij2025), or our replica with REPLICA=1; one must be named
 #   no-wheels  the run with the zip's wheels removed: it must stop, naming what the image lacks
 #   run        the run: submit.csv in $D/output, 4 rows, no fallback, the zip's embedder (verdict.py run)
 set -uo pipefail
@@ -31,7 +32,9 @@ D="${DOCKER_REHEARSAL_DIR:-$ROOT/.docker-rehearsal}"
 ZIP="$(realpath -m "${1:-$ROOT/dist/submission.zip}")"
 SAMPLE="$(realpath -m "${GIGAMEMORY_SAMPLE:-$ROOT/../shared/data/gigamemory/format_example.jsonl}")"
 GGUF="$(realpath -m "${GGUF:-$ROOT/.models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf}")"
-ORGANIZERS="${ORGANIZERS:-/work/.mirror/ai-forever+memory_aij2025/repo}"
+ORGANIZERS="${ORGANIZERS:-}"  # a clone of the organizers' repository, or
+REPLICA="${REPLICA:-}"  # non-empty: our replica of their harness instead
+HARNESS=  # which harness ran, said on the last line (step_harness)
 IMAGE="${DOCKER_REHEARSAL_IMAGE:-gigamemory-rehearsal-cpu}"
 PORT="${DOCKER_REHEARSAL_PORT:-38765}"
 HOST_PYTHON="${HOST_PYTHON:-python3}"  # runs verdict.py (standard library only)
@@ -153,15 +156,19 @@ step_model() {
 
 step_harness() {
     rm -rf "$D/harness" && mkdir -p "$D/harness"
-    if [ -f "$ORGANIZERS/src/run.py" ]; then
+    if [ -n "$REPLICA" ]; then
+        HARNESS="our replica of the organizers' harness (tools/rehearse.py, local_eval/contest)"
+    elif [ -f "$ORGANIZERS/src/run.py" ]; then
         cp -r "$ORGANIZERS/src" "$D/harness/src" || return 1
-        echo "summary: the organizers' run.py, from the checkout $ORGANIZERS"
-    elif git --git-dir="$ORGANIZERS" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+        HARNESS="the organizers' run.py, from the checkout $ORGANIZERS"
+    elif [ -n "$ORGANIZERS" ] && git --git-dir="$ORGANIZERS" rev-parse -q --verify HEAD >/dev/null 2>&1; then
         git --git-dir="$ORGANIZERS" archive HEAD src | tar -x -C "$D/harness" || return 1
-        echo "summary: the organizers' run.py, from $ORGANIZERS at $(git --git-dir="$ORGANIZERS" rev-parse --short HEAD)"
+        HARNESS="the organizers' run.py, from $ORGANIZERS at $(git --git-dir="$ORGANIZERS" rev-parse --short HEAD)"
     else
-        echo "summary: no organizers' harness at '$ORGANIZERS' (ORGANIZERS=...): our replica, tools/rehearse.py"
+        echo "no harness named: ORGANIZERS=DIR (git clone https://github.com/ai-forever/memory_aij2025 DIR) or REPLICA=1"
+        return 1
     fi
+    echo "summary: $HARNESS"
 }
 
 # contest_run OUT [docker run options...]: the container, as the contest runs a submission, its
@@ -236,3 +243,4 @@ start=$SECONDS
 step no-wheels step_no_wheels
 step run step_run
 echo "docker-rehearsal: passed; the two runs took $((SECONDS - start)) s; outputs in $D/output"
+echo "docker-rehearsal: the harness that ran: $HARNESS"

@@ -5,7 +5,9 @@ multilingual-e5-small, through our memory's embedder and, where local_eval names
 GIGAMEMORY_EMBED_CACHE, its embedding cache), ranked by cosine to the question, and the best go in
 while their `role: content` lines fit `BUDGET` characters (ours: 8000), in dialogue order. The
 prompt and sampling are the organizers' baseline's (`local_eval/systems/baseline`). No facts, no
-versions, no rules: what retrieval alone gives a reader.
+versions, no rules: what retrieval alone gives a reader. The embedder is our memory's, brought as a
+zip would bring it: `memory` beside this file is a link to submit/memory, imported as `submit.memory`
+in the harness's process, where `submit` is this folder.
 """
 import os
 from collections import defaultdict
