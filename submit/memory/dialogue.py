@@ -25,7 +25,7 @@ from . import gate
 from . import items
 from .context import Context, pack
 from .embed import Embedder
-from .index import IndexSettings, KeyIndex
+from .index import IndexSettings, KeyIndex, similarities
 from .lexical import tokenize
 from .limits import check_fields, count, one_of
 from .llm import ABSTAIN, ANSWER, EXTRACT, GATE, ITEMS, LLM, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
@@ -402,7 +402,8 @@ class DialogueMemory:
             return frozenset()
         with self.stage("embed"):
             vectors = self.embedder.embed_passages(labels)
-        return topics.nearest_labels(labels, vectors @ self._query_vector(question), self.settings.topic_labels)
+        return topics.nearest_labels(labels, similarities(vectors, self._query_vector(question)),
+                                     self.settings.topic_labels)
 
     def nearest_facts(self, question: str) -> list:
         """Every current fact, nearest the question first (a fact ranks by its own key or by the

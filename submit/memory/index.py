@@ -2,9 +2,10 @@
 
 A turn gives one lexical key (its whole text, for BM25 over lemmas) and dense keys
 (chunks of its text, so a long pasted text cannot drown a short personal statement).
-Extracted facts are added as extra keys pointing to their source turns. FAISS holds the
-dense keys (inner product over normalized vectors), bm25s the lexical ones. Keys are
-embedded lazily, in one batch, when the first search needs them. Called by `retrieve`.
+Extracted facts are added as extra keys pointing to their source turns. A float32 matrix holds
+the dense keys' normalized vectors, scored by `similarities` (the same bits on any machine),
+bm25s the lexical ones. Keys are embedded lazily, in one batch, when the first search needs
+them. Called by `retrieve` and `dialogue`.
 """
 from __future__ import annotations
 
@@ -22,6 +23,22 @@ from .turns import NO_REPLY, USER, Turn
 
 HAS_WORD = re.compile(r"\w")
 EMPTY = "\u2205"  # the token of a key with no words (bm25s needs one)
+# Cosines are compared at this many decimals: closer ones are one score, and the earlier key
+# (turn, fact) wins the tie. Below 1e-6 a difference is arithmetic noise, not evidence.
+SCORE_DECIMALS = 6
+
+
+def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The inner product of each row with the query (cosines, for unit vectors), float64, rounded
+    to `SCORE_DECIMALS`: the same bits on any machine, whatever the number or order of the rows.
+
+    FAISS and BLAS sum a dot product in an order chosen for the CPU (AVX-512 or AVX2, blocks of
+    rows), so one record's scores differed in the last bits between machines and near-ties
+    flipped, changing the answer prompt (issue 46). Here each product of two float32 values is
+    exact in float64 and numpy's own pairwise loop sums each row, in one order on every CPU.
+    `similarities(np.eye(2), [0.6, 0.8])` == [0.6, 0.8]."""
+    rows = np.asarray(vectors, dtype=np.float64).reshape(-1, np.shape(query)[-1])
+    return np.round((rows * np.asarray(query, dtype=np.float64)).sum(axis=1), SCORE_DECIMALS)
 
 
 @dataclass(frozen=True)
@@ -62,8 +79,8 @@ class KeyIndex:
         self.settings = settings
         self.dense_keys: list[Key] = []
         self.lexical_keys: list[Key] = []
-        self._faiss = None
-        self._embedded = 0  # dense keys already in FAISS
+        self._vectors = np.zeros((0, 0), dtype=np.float32)  # a row per embedded dense key
+        self._embedded = 0  # dense keys already embedded
         self._bm25 = None
         self._bm25_size = 0
         self._tokens: list = []  # per lexical key, as BM25 indexed it
@@ -94,30 +111,21 @@ class KeyIndex:
                 self.lexical_keys.append(key)
 
     def dense_search(self, query_vector: np.ndarray) -> tuple[np.ndarray, list]:
-        """Scores of every dense key (inner product), and the keys."""
+        """Scores of every dense key (`similarities`), and the keys."""
         self.embed_pending()
         if not self._embedded:
-            return np.zeros(0, dtype=np.float32), []
-        scores, ids = self._faiss.search(query_vector.reshape(1, -1).astype(np.float32), self._embedded)
-        out = np.full(self._embedded, -1.0, dtype=np.float32)
-        valid = ids[0] >= 0
-        out[ids[0][valid]] = scores[0][valid]
-        return out, self.dense_keys[: self._embedded]
+            return np.zeros(0, dtype=np.float64), []
+        return similarities(self._vectors, query_vector), self.dense_keys[: self._embedded]
 
     def dense_search_many(self, query_vectors: np.ndarray) -> np.ndarray:
         """Scores of every embedded dense key for each query: (queries x keys), by position."""
         self.embed_pending()
-        queries = np.ascontiguousarray(query_vectors, dtype=np.float32).reshape(-1, self._faiss.d)
-        scores, ids = self._faiss.search(queries, self._embedded)
-        out = np.full((len(queries), self._embedded), -1.0, dtype=np.float32)
-        for row in range(len(queries)):
-            valid = ids[row] >= 0
-            out[row, ids[row][valid]] = scores[row][valid]
-        return out
+        queries = np.asarray(query_vectors).reshape(-1, self._vectors.shape[1])
+        return np.stack([similarities(self._vectors, q) for q in queries]).reshape(len(queries), self._embedded)
 
     def vectors(self, positions) -> np.ndarray:
         """The embedded vectors of these dense keys (by position in `dense_keys`)."""
-        return np.stack([self._faiss.reconstruct(int(i)) for i in positions]).astype(np.float32)
+        return self._vectors[[int(i) for i in positions]]
 
     def lexical_search(self, query: str) -> tuple[np.ndarray, list]:
         """BM25 score of every lexical key for the query's lemmas."""
@@ -155,11 +163,8 @@ class KeyIndex:
         pending = self.dense_keys[self._embedded:]
         if not pending:
             return
-        vectors = self.embedder.embed_passages([k.text for k in pending])
-        if self._faiss is None:
-            import faiss
-            self._faiss = faiss.IndexFlatIP(vectors.shape[1])
-        self._faiss.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        vectors = np.asarray(self.embedder.embed_passages([k.text for k in pending]), dtype=np.float32)
+        self._vectors = np.concatenate([self._vectors.reshape(-1, vectors.shape[1]), vectors])
         self._embedded = len(self.dense_keys)
 
     def _build_bm25(self) -> None:

@@ -20,7 +20,7 @@ from typing import Callable, Collection
 
 import numpy as np
 
-from .index import KeyIndex
+from .index import SCORE_DECIMALS, KeyIndex
 from .lexical import tokenize
 from .profiles import ASSISTANT_CHAT, FeedbackQuery, NamelessQuery, Profile, Stage
 from .timeref.periods import named_period
@@ -114,7 +114,8 @@ def search(index: KeyIndex, store: TurnStore, question: str, query_vector: np.nd
                 shares[t].append((stage.name, s - before[t]))
     hits = [Hit(t, s, dense.get(t, -1.0), lexical.get(t, 0.0), tuple(shares[t]) if explain else ())
             for t, s in scores.items()]
-    hits.sort(key=lambda h: (-h.score, h.turn_idx))
+    # Sums of the stages' shares equal in exact arithmetic tie, the earlier turn first.
+    hits.sort(key=lambda h: (-round(h.score, SCORE_DECIMALS), h.turn_idx))
     return hits
 
 
@@ -161,8 +162,7 @@ def expand_query(index: KeyIndex, query_vector: np.ndarray, scores: np.ndarray, 
         return query_vector
     candidates = np.where(user, scores, -np.inf)
     top = np.argsort(-candidates, kind="stable")[: min(k, int(user.sum()))]
-    moved = query_vector + weight * index.vectors(top).mean(axis=0)
-    return (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
+    return unit(query_vector + weight * index.vectors(top).mean(axis=0))
 
 
 def with_hit_queries(index: KeyIndex, scores: np.ndarray, keys: list, k: int, weight: float) -> np.ndarray:
@@ -182,7 +182,7 @@ def with_hit_queries(index: KeyIndex, scores: np.ndarray, keys: list, k: int, we
     if not top:
         return scores
     nearest = index.dense_search_many(index.vectors(top)).max(axis=0)
-    return ((1 - weight) * scores + weight * nearest).astype(np.float32)
+    return (1 - weight) * scores + weight * nearest
 
 
 def people_vector(index: KeyIndex, store: TurnStore, question: str, query_vector: np.ndarray,
@@ -197,11 +197,11 @@ def people_vector(index: KeyIndex, store: TurnStore, question: str, query_vector
     vector = query_vector
     nameless = nameless_question(question, speakers(store))
     if query.nameless_weight and nameless != question:
-        vector = _unit((1 - query.nameless_weight) * vector
+        vector = unit((1 - query.nameless_weight) * vector
                        + query.nameless_weight * index.embedder.embed_queries([nameless])[0])
     mean = key_mean(index)
     if query.centroid_weight and mean is not None:
-        vector = _unit(vector - query.centroid_weight * mean)
+        vector = unit(vector - query.centroid_weight * mean)
     return vector
 
 
@@ -213,8 +213,12 @@ def key_mean(index: KeyIndex):
     return index.vectors(range(len(index.dense_keys))).mean(axis=0)
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    return (vector / max(float(np.linalg.norm(vector)), 1e-12)).astype(np.float32)
+def unit(vector: np.ndarray) -> np.ndarray:
+    """The vector over its length, float64, the same bits on any machine: the length is summed by
+    numpy's own loop (`similarities`), not by `np.linalg.norm`'s BLAS dot, whose order is the CPU's."""
+    vector = np.asarray(vector, dtype=np.float64)
+    length = float(np.sqrt((vector * vector).sum()))
+    return vector / max(length, 1e-12)
 
 
 def _with_feedback_terms(index: KeyIndex, store: TurnStore, question_tokens: list, dense: dict, lexical: dict,
