@@ -1,6 +1,8 @@
 import json
 import shutil
 import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -11,8 +13,8 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 # jobs beside `make test`) once took 47 minutes for the suite, and a 600 s limit failed a test that
 # was only slow. Speed is measured by bench/ scripts, never asserted here.
 HANG_GUARD = 3600
-# A ceiling a hung call is meant to pass while everything else finishes inside it, even on a
-# loaded machine (a scripted LLM and the hash embedder answer in milliseconds when idle).
+# The answer ceiling of the fault tests, on a clock the test moves (guard.ManualClock): no answer
+# passes it unless the test moves the clock past it, however slow the machine.
 CEILING = 5.0
 
 
@@ -39,14 +41,45 @@ def copy_checkout(dest: Path) -> Path:
     return dest / "repo"
 
 
-def make_model(replies=(), embedder="hash", **config):
+def make_model(replies=(), embedder="hash", clock=None, **config):
     """A submission on the scripted LLM and the hash embedder: the real code path, no model."""
     from submit import SubmitModelWithMemory
     from submit.config import Config
     from submit.memory.llm import ScriptedLLM
     llm = ScriptedLLM(replies)
-    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder=embedder, **config), llm=llm)
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder=embedder, **config), llm=llm,
+                                  clock=clock)
     return model, llm
+
+
+class Hang:
+    """Scripted replies that hang until the test releases them: `reply(text)` is one such reply;
+    `entered` counts the calls that are hanging now."""
+
+    def __init__(self):
+        self.release, self.entered = threading.Event(), threading.Semaphore(0)
+
+    def reply(self, text='{"facts": []}'):
+        def hung(chat):
+            self.entered.release()
+            self.release.wait(HANG_GUARD)
+            return text
+        return hung
+
+
+def answer_in_time(model, clock, dialogue, question, hang=None, waits=1):
+    """The answer to `question` on `clock` (a ManualClock), moved by the test: once the answer's
+    LLM call hangs (`hang`) and `waits` waits are made on the clock, the clock goes to the earliest
+    deadline waited for (the ceiling, an engine's grace). Returns the answer, the seconds it took
+    on the clock, and the deadlines that were waited for, counted from the question."""
+    start = clock()
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(model.answer_to_question, dialogue, question)
+        if hang is not None:
+            assert hang.entered.acquire(timeout=HANG_GUARD), "no LLM call hung"
+        deadlines = [d - start for d in clock.waiting(waits, HANG_GUARD)]
+        clock.advance(deadlines[0])
+        return answer.result(HANG_GUARD), clock() - start, deadlines
 
 
 # LoCoMo-Refined `data/public/questions.jsonl` rows in the release's schema
