@@ -163,3 +163,31 @@ def test_a_degraded_record_is_counted_in_the_summary():
     from local_eval import summary
     rows = [{"fallbacks": {"budget_level_3": 1}}, {"fallbacks": {}}, {"fallbacks": {"budget_level_2": 1}}]
     assert summary.degraded(rows) == {"records": 2, "levels": {"budget_level_3": 1, "budget_level_2": 1}}
+
+
+def spend_every_allowance(settings: BudgetSettings, dialogues: int, rate: float = 0.1) -> list:
+    """`dialogues` dialogues of 240 candidate prompts on a backend as slow as the budget allows:
+    each takes every second it is allowed (its extraction at `rate` s a prompt, the rest besides).
+    The plans, in order."""
+    clock = ManualClock()
+    budget = TimeBudget(settings, clock, prior_rate=rate)
+    plans = []
+    for _ in range(dialogues):
+        plans.append(budget.plan({FULL: 240, STRICT: 200, TOP_TURNS: 200}))
+        extract = plans[-1].prompts * rate if plans[-1].level != NO_EXTRACTION else 0.0
+        budget.observe(extract, plans[-1].prompts, plans[-1].allowance_s - extract)
+        clock.advance(plans[-1].allowance_s)
+        budget.done()
+    assert clock() <= settings.total_seconds + 1e-6  # never past the hours it was given
+    return plans
+
+
+def test_the_budget_lasts_to_the_1200th_dialogue_it_plans_for():
+    # a participant's published code counts 1,167 dialogues in the hidden set (unverified)
+    assert BudgetSettings().expected_dialogues == 1200 and BudgetSettings().hours == 6.5
+    plans = spend_every_allowance(BudgetSettings(), 1200)
+    assert {p.level for p in plans} == {TOP_TURNS}  # every dialogue extracts, the 1,200th too
+    assert round(plans[0].allowance_s, 6) == round(plans[-1].allowance_s, 6) == 19.5  # 6.5 h / 1,200 each
+    # planned for 1,000, the same run has spent the budget by the 1,000th and answers the rest without extraction
+    old = spend_every_allowance(BudgetSettings(expected_dialogues=1000), 1200)
+    assert NO_EXTRACTION not in {p.level for p in old[:1000]} and {p.level for p in old[1000:]} == {NO_EXTRACTION}
