@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 import pytest
 
 from conftest import HANG_GUARD, ROOT, make_model, send_json
+from test_contest_defaults import CONTEST
 
 FAST = ("--embedder", "hash", "--cache-dir", "")
 DEMO = ROOT / "local_eval" / "data" / "demo"
@@ -91,7 +92,8 @@ def test_the_manifest_records_settings_data_hash_and_code_version(tmp_path):
     assert (settings["context_chars"], settings["answer_ceiling"], settings["expected_dialogues"], settings["time_budget"],
             settings["no_dates"], settings["shorten"], settings["refined_sha256"]) == (8000, 150.0, None, False, False,
                                                                                       False, None)
-    assert all(settings[name] == ROWS[name].start() for name in SETTINGS["answer"] if ROWS[name].default is TREE)
+    # every option that takes the contest's value records that value, as pinned in test_contest_defaults
+    assert all(settings[name] == CONTEST[ROWS[name].path] for name in SETTINGS["answer"] if ROWS[name].default is TREE)
     assert [c["commit"] for c in manifest["code"]] == [head] and isinstance(manifest["code"][0]["dirty"], bool)
 
 
