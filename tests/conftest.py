@@ -1,6 +1,8 @@
 import json
+import os
 import shutil
 import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,6 +18,45 @@ HANG_GUARD = 3600
 # The answer ceiling of the fault tests, on a clock the test moves (guard.ManualClock): no answer
 # passes it unless the test moves the clock past it, however slow the machine.
 CEILING = 5.0
+
+
+@pytest.fixture(autouse=True)
+def imports_as_found():
+    """Every test leaves sys.path as it found it, and no module a fresh import would not give back
+    (a stand-in's, a submission loaded from its folder): the tests after it import the real ones."""
+    path, modules = list(sys.path), set(sys.modules)
+    yield
+    assert sys.path == path, f"the test left sys.path changed: {sorted(set(sys.path) ^ set(path))}"
+    stale = sorted(name for name in set(sys.modules) - modules if not imported_as_found(name))
+    assert not stale, f"the test left modules a fresh import would not give: {stale}"
+
+
+def imported_as_found(name: str) -> bool:
+    """Whether `sys.modules[name]` is the file a fresh import of `name` would find. A module with no
+    file (made in memory, built in) counts as found, and so does one its package answers for: a
+    submodule, or an alias a package registers (scipy's `_cyutility` is `scipy._cyutility`)."""
+    module = sys.modules.get(name)
+    origin, spec = getattr(module, "__file__", None), getattr(module, "__spec__", None)
+    if "." in name or name.startswith("__") or origin is None or spec is None or spec.name != name:
+        return True
+    for finder in sys.meta_path:  # importlib.util.find_spec would answer from sys.modules itself
+        spec = finder.find_spec(name, None) if hasattr(finder, "find_spec") else None
+        if spec is not None:
+            return spec.origin is not None and os.path.samefile(spec.origin, origin)
+    return False
+
+
+@pytest.fixture
+def restored_imports():
+    """For a test that puts a stand-in on the import path (local_eval.submission.use_stand_in_vllm)
+    or loads a submission from its folder: afterwards sys.path is as it was, and the modules a fresh
+    import would not give (with their submodules) are dropped."""
+    path, modules = list(sys.path), set(sys.modules)
+    yield
+    sys.path[:] = path
+    stale = {name for name in set(sys.modules) - modules if not imported_as_found(name)}
+    for name in [n for n in sys.modules if n.split(".")[0] in stale]:
+        del sys.modules[name]
 
 
 @pytest.fixture

@@ -32,11 +32,10 @@ class CharTokenizer:
 
 
 @pytest.fixture
-def vllm():
+def vllm(restored_imports):
     llm = ScriptedLLM()
     module = submission.use_stand_in_vllm(llm, CharTokenizer(), context_tokens=40)
     yield module, llm
-    sys.modules.pop(submission.PACKAGE, None)
 
 
 def test_token_and_text_prompts_reach_the_backend_as_the_rendered_prompt(vllm):
@@ -152,7 +151,8 @@ class Unrendering(ScriptedLLM):
         return super()._generate(chats, **kwargs)
 
 
-def test_our_submission_through_the_stand_in_asks_and_answers_as_the_direct_run(tmp_path, monkeypatch):
+def test_our_submission_through_the_stand_in_asks_and_answers_as_the_direct_run(tmp_path, monkeypatch,
+                                                                               restored_imports):
     from local_eval import benchmarks, harness
     from submit import SubmitModelWithMemory
     from submit.config import Config
