@@ -197,6 +197,9 @@ def test_a_failed_llm_leaves_incomplete_rows_that_a_resume_runs_again(tmp_path):
     llm = ("--llm", f"openai:http://127.0.0.1:{port}/v1#tiny")
     proc = demo(tmp_path, *llm, "--limit", "2")  # nothing listens: every call is refused
     assert proc.returncode == 4
+    # too few records to stop the run, yet the terminal says why they failed, not only where the log is
+    assert "2 of 2 records are incomplete (memory_answer 1, no_information 1; the last error: " \
+           "ConnectionRefusedError: [Errno 111] Connection refused)" in proc.stdout
     # Extraction failed, then the answer without facts: no rung held, so the answer came from
     # memory without the LLM (a matching user sentence) or, with none, the safe reply.
     got = rows(tmp_path)
