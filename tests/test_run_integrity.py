@@ -256,8 +256,11 @@ def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(tmp_path, monkeyp
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     argv = ["--out", str(tmp_path), *FAST, "--llm", f"openai:http://127.0.0.1:{port}/v1#tiny"]
+    # Ctrl-C as at a terminal, also where the suite runs as a background job: its children start with
+    # SIGINT ignored, Python then raises no KeyboardInterrupt, and the run waited 600 s and exited 4
     proc = subprocess.Popen([sys.executable, "local_eval/run.py", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert Hanging.waiting.wait(HANG_GUARD)  # demo-01 is done, demo-02 waits on the server
         proc.send_signal(signal.SIGINT)
