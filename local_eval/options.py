@@ -192,7 +192,7 @@ OPTIONS = (
            "did (the fused score and what each ranking stage added), printed and written to explain.md",
            {"metavar": "ID"}, RETRIEVAL),
     Option("project_n", int, "hidden-set size for the time projection [default: {default}]",
-           {"type": positive(int)}, ANSWER, default=1000),
+           {"type": positive(int)}, ANSWER, default=Config().budget.expected_dialogues),
 )
 ROWS = {row.name: row for row in OPTIONS}
 SETTINGS = {mode: tuple(r.name for r in OPTIONS if r.setting and mode in r.modes) for mode in BOTH}  # run.json

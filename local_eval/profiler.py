@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from submit.memory.budget import BudgetSettings
+
 STAGES = ("write", "extract", "index", "embed", "retrieve", "pack", "answer", "shorten", "other")
 LIMIT_SECONDS = 7 * 3600
 
@@ -47,7 +49,7 @@ def memo_hit(row: dict) -> bool:
     return bool(calls) and stage_times(row)["extract"] / calls < MEMO_CALL_S
 
 
-def profile(rows: list, project_n: int = 1000, memo: bool = False) -> dict:
+def profile(rows: list, project_n: int = BudgetSettings().expected_dialogues, memo: bool = False) -> dict:
     """Stages, answer_time and the projection. With `memo` (a llama: model that keeps its replies),
     the extract stage is over the records that ran extraction; `extract_memo_hits` counts the others."""
     per_stage = {s: [stage_times(r)[s] for r in rows] for s in STAGES}

@@ -130,7 +130,7 @@ def answer(records: list, options: Options, argv: list, out: Path, base: manifes
         if len(rows) > len(records):
             print(f"the summary, report and official files cover all {len(rows)} records in {out} "
                   f"({len(records)} chosen by this command)")
-        code = finish(rows, options, out, start)
+        code = finish(rows, options, out, start, log.last_cause)
     if log.problems:
         print(f"the submission logged {log.problems} warning(s) or error(s): {out / folder.LOG}")
     for llm in (model.llm if model else None, judge_llm):
@@ -200,8 +200,9 @@ def pending(records: list, options: Options, out: Path) -> list:
     return todo
 
 
-def finish(rows: list, options: Options, out: Path, start: float) -> int:
-    """The official files, summary, report and table of the rows; 4 when some are incomplete."""
+def finish(rows: list, options: Options, out: Path, start: float, cause: str = "") -> int:
+    """The official files, summary, report and table of the rows; 4 when some are incomplete, said
+    with `cause`, the last error the submission logged in this pass (a dead server's refusal)."""
     written = results.write_official([r for r in rows if r["complete"]], options.dataset, out)
     found = summary.summarize(rows, options)
     summary.write(found, out, start)
@@ -211,6 +212,7 @@ def finish(rows: list, options: Options, out: Path, start: float) -> int:
     missing = found["incomplete"]
     if missing["records"]:
         reasons = ", ".join(f"{k} {v}" for k, v in missing["reasons"].items())
+        reasons += f"; the last error: {cause}" if cause else ""
         print(f"{missing['records']} of {len(rows)} records are incomplete ({reasons}): kept in "
               f"{results.RESULTS} as \"complete\": false, left out of the scores, run again next time")
         return 4

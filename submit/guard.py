@@ -9,11 +9,14 @@ abandoned call still holds it, a new call waits a short grace and then raises
 `EngineBusy`, and that answer comes from memory without the LLM; two calls never run in
 the engine at once. `run_with_ceiling` owns that thread: it starts the work, waits at most
 the ceiling, and cancels the ticket when the wait runs out. The `Breaker` stops trying the
-LLM after repeated failures and probes it now and then. Called by `model_inference`.
+LLM after repeated failures and probes it now and then. Every wait (the ceiling, the gate's
+grace) is made on a `Clock`; `ManualClock`, beside it, is the time tests move themselves, so a
+loaded machine can neither pass a ceiling nor hold one. Called by `model_inference`.
 """
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
 from typing import Callable, Optional, Sequence
 
@@ -21,6 +24,81 @@ from .memory.embed import Embedder
 from .memory.llm import ANSWER, LLM, STRUCTURED
 
 _local = threading.local()
+
+
+def _bounded(seconds: float) -> float:
+    # threading's waits take neither a negative timeout nor one past TIMEOUT_MAX (an `inf`
+    # ceiling once raised OverflowError out of answer_to_question).
+    return min(max(0.0, seconds), threading.TIMEOUT_MAX)
+
+
+class Clock:
+    """Real time: `clock()` is `time.monotonic()`, and the two waits the guards make on it."""
+
+    def __call__(self) -> float:
+        return time.monotonic()
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        """True once `event` is set; False when `seconds` passed first."""
+        return event.wait(timeout=_bounded(seconds))
+
+    def acquire(self, lock: threading.Lock, seconds: float) -> bool:
+        """True with `lock` held; False when `seconds` passed first."""
+        return lock.acquire(timeout=_bounded(seconds))
+
+
+class ManualClock(Clock):
+    """Time that moves only when told (`advance`): the tests' clock, first-class like the scripted
+    LLM. A wait on it ends when its event is set or its lock is free, or once the clock reaches
+    its deadline, never by real time; `waiting` lets a test move the clock only once the code
+    waits: `clock.waiting(1) == [5.0]; clock.advance(5.0)` passes a 5 s ceiling."""
+
+    POLL_S = 0.001  # real seconds between looks at a wait's event or lock: no deadline
+
+    def __init__(self, now: float = 0.0):
+        self.now = now
+        self._deadlines: list = []  # of the waits in progress
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        return self._until(event.is_set, seconds)
+
+    def acquire(self, lock: threading.Lock, seconds: float) -> bool:
+        return self._until(lambda: lock.acquire(blocking=False), seconds)
+
+    def waiting(self, count: int, guard_s: float) -> list:
+        """The deadlines of the waits in progress, once at least `count` are; TimeoutError after
+        `guard_s` real seconds (a guard against a test that would hang, no speed bound)."""
+        give_up = time.monotonic() + guard_s
+        while len(self._deadlines) < count:
+            if time.monotonic() > give_up:
+                raise TimeoutError(f"{len(self._deadlines)} waits on the clock, not {count}")
+            time.sleep(self.POLL_S)
+        with self._lock:
+            return sorted(self._deadlines)
+
+    def _until(self, ready: Callable[[], bool], seconds: float) -> bool:
+        if ready():  # no wait: nothing for `waiting` to count
+            return True
+        with self._lock:
+            deadline = self.now + seconds
+            self._deadlines.append(deadline)
+        try:
+            while not ready():
+                if self.now >= deadline:
+                    return False
+                time.sleep(self.POLL_S)
+            return True
+        finally:
+            with self._lock:
+                self._deadlines.remove(deadline)
 
 
 class Cancelled(Exception):
@@ -34,7 +112,7 @@ class EngineBusy(Exception):
 class Ticket:
     """One answer's work: whether it was abandoned, and what its LLM calls cost."""
 
-    def __init__(self, clock: Callable[[], float]):
+    def __init__(self, clock: Clock):
         self.clock = clock
         self.cancelled = threading.Event()
         self.extract_seconds = 0.0
@@ -63,7 +141,8 @@ def current() -> Optional[Ticket]:
 
 def run_with_ceiling(work: Callable[[], None], ticket: Ticket, seconds: float,
                      name: str = "gigamemory-answer") -> bool:
-    """Run `work` on a daemon thread bound to `ticket`; True when it finished within `seconds`.
+    """Run `work` on a daemon thread bound to `ticket`; True when it finished within `seconds`
+    of the ticket's clock.
 
     Past the ceiling the ticket is cancelled, so the work stops before its next LLM or
     embedder call, and the caller goes on without it (a daemon thread never holds up exit)."""
@@ -76,25 +155,25 @@ def run_with_ceiling(work: Callable[[], None], ticket: Ticket, seconds: float,
         finally:
             done.set()
     threading.Thread(target=target, daemon=True, name=name).start()
-    finished = done.wait(timeout=min(max(0.0, seconds), threading.TIMEOUT_MAX))
+    finished = ticket.clock.wait(done, seconds)
     if not finished:
         ticket.cancelled.set()
     return finished
 
 
 class Gate:
-    """One call at a time for exclusive backends; a waiter gives up after `grace_s`."""
+    """One call at a time for exclusive backends; a waiter gives up after `grace_s` of `clock`."""
 
-    def __init__(self, exclusive: bool, grace_s: float):
+    def __init__(self, exclusive: bool, grace_s: float, clock: Clock = Clock()):
         self.lock = threading.Lock() if exclusive else None
-        self.grace_s = grace_s
+        self.grace_s, self.clock = grace_s, clock
 
     @contextmanager
     def hold(self):
         if self.lock is None:
             yield
             return
-        if not self.lock.acquire(timeout=self.grace_s):
+        if not self.clock.acquire(self.lock, self.grace_s):
             raise EngineBusy("the backend is still busy with an abandoned call")
         try:
             yield

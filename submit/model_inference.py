@@ -61,8 +61,10 @@ class Job:
 
 class SubmitModelWithMemory(ModelWithMemory):
     def __init__(self, model_path: str, config: Optional[Config] = None,
-                 llm: Optional[LLM] = None, embedder: Optional[Embedder] = None):
+                 llm: Optional[LLM] = None, embedder: Optional[Embedder] = None,
+                 clock: Optional[guard.Clock] = None):
         self.config = config or Config.from_env()
+        self.clock = clock or guard.Clock()  # tests pass a guard.ManualClock they move themselves
         self.model_path = model_path
         self.fallbacks: Counter = Counter()
         # vLLM must start before any CUDA use, so the LLM comes first.
@@ -73,10 +75,10 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.embedder = embedder or self._build_embedder()
         if self.config.embed_cache_dir:
             self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
-        self.budget = TimeBudget(self.config.budget, prior_rate=self.llm.prior_seconds_per_prompt)
+        self.budget = TimeBudget(self.config.budget, self.clock, prior_rate=self.llm.prior_seconds_per_prompt)
         grace = min(BUSY_GRACE_S, 0.1 * self.config.budget.answer_ceiling_s)
-        self._llm = guard.GuardedLLM(self.llm, guard.Gate(not self.llm.concurrent_calls, grace))
-        self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace))
+        self._llm = guard.GuardedLLM(self.llm, guard.Gate(not self.llm.concurrent_calls, grace, self.clock))
+        self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace, self.clock))
         self.breaker = guard.Breaker()
         self.memories: dict[str, DialogueMemory] = {}
         # The decline gate's calibration, once per language the run is asked in (`_calibrate`);
@@ -125,7 +127,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             self._calibrate(detect_lang(clean_text(question)))
         except StopRun:
             raise
-        started = self.budget.clock()
+        started = self.clock()
         try:
             return self._answer(clean_text(dialogue_id), clean_text(question), started)
         except StopRun:
@@ -140,7 +142,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         memory = self._memory(key)
         use_llm, probe = self.breaker.allow()
         job = Job(memory, self._busy[key], question, self._plan(memory, key), use_llm,
-                  guard.Ticket(self.budget.clock))
+                  guard.Ticket(self.clock))
         finished = guard.run_with_ceiling(lambda: self._work(job), job.ticket, self.budget.remaining(started))
         self.budget.done()
         outcome = job.outcome if finished else self._abandoned(key, use_llm)
@@ -224,7 +226,8 @@ class SubmitModelWithMemory(ModelWithMemory):
         start = job.ticket.clock()
         finished = False
         try:
-            if job.busy.acquire(timeout=self.config.budget.answer_ceiling_s):  # an earlier answer's work may linger
+            # an earlier answer's work may linger
+            if job.ticket.clock.acquire(job.busy, self.config.budget.answer_ceiling_s):
                 try:
                     self._fill(job)
                     finished = job.ticket.calls_done > 0 and not job.outcome.llm_failed

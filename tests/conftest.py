@@ -1,6 +1,10 @@
 import json
+import os
 import shutil
 import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -11,9 +15,48 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 # jobs beside `make test`) once took 47 minutes for the suite, and a 600 s limit failed a test that
 # was only slow. Speed is measured by bench/ scripts, never asserted here.
 HANG_GUARD = 3600
-# A ceiling a hung call is meant to pass while everything else finishes inside it, even on a
-# loaded machine (a scripted LLM and the hash embedder answer in milliseconds when idle).
+# The answer ceiling of the fault tests, on a clock the test moves (guard.ManualClock): no answer
+# passes it unless the test moves the clock past it, however slow the machine.
 CEILING = 5.0
+
+
+@pytest.fixture(autouse=True)
+def imports_as_found():
+    """Every test leaves sys.path as it found it, and no module a fresh import would not give back
+    (a stand-in's, a submission loaded from its folder): the tests after it import the real ones."""
+    path, modules = list(sys.path), set(sys.modules)
+    yield
+    assert sys.path == path, f"the test left sys.path changed: {sorted(set(sys.path) ^ set(path))}"
+    stale = sorted(name for name in set(sys.modules) - modules if not imported_as_found(name))
+    assert not stale, f"the test left modules a fresh import would not give: {stale}"
+
+
+def imported_as_found(name: str) -> bool:
+    """Whether `sys.modules[name]` is the file a fresh import of `name` would find. A module with no
+    file (made in memory, built in) counts as found, and so does one its package answers for: a
+    submodule, or an alias a package registers (scipy's `_cyutility` is `scipy._cyutility`)."""
+    module = sys.modules.get(name)
+    origin, spec = getattr(module, "__file__", None), getattr(module, "__spec__", None)
+    if "." in name or name.startswith("__") or origin is None or spec is None or spec.name != name:
+        return True
+    for finder in sys.meta_path:  # importlib.util.find_spec would answer from sys.modules itself
+        spec = finder.find_spec(name, None) if hasattr(finder, "find_spec") else None
+        if spec is not None:
+            return spec.origin is not None and os.path.samefile(spec.origin, origin)
+    return False
+
+
+@pytest.fixture
+def restored_imports():
+    """For a test that puts a stand-in on the import path (local_eval.submission.use_stand_in_vllm)
+    or loads a submission from its folder: afterwards sys.path is as it was, and the modules a fresh
+    import would not give (with their submodules) are dropped."""
+    path, modules = list(sys.path), set(sys.modules)
+    yield
+    sys.path[:] = path
+    stale = {name for name in set(sys.modules) - modules if not imported_as_found(name)}
+    for name in [n for n in sys.modules if n.split(".")[0] in stale]:
+        del sys.modules[name]
 
 
 @pytest.fixture
@@ -39,14 +82,45 @@ def copy_checkout(dest: Path) -> Path:
     return dest / "repo"
 
 
-def make_model(replies=(), embedder="hash", **config):
+def make_model(replies=(), embedder="hash", clock=None, **config):
     """A submission on the scripted LLM and the hash embedder: the real code path, no model."""
     from submit import SubmitModelWithMemory
     from submit.config import Config
     from submit.memory.llm import ScriptedLLM
     llm = ScriptedLLM(replies)
-    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder=embedder, **config), llm=llm)
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder=embedder, **config), llm=llm,
+                                  clock=clock)
     return model, llm
+
+
+class Hang:
+    """Scripted replies that hang until the test releases them: `reply(text)` is one such reply;
+    `entered` counts the calls that are hanging now."""
+
+    def __init__(self):
+        self.release, self.entered = threading.Event(), threading.Semaphore(0)
+
+    def reply(self, text='{"facts": []}'):
+        def hung(chat):
+            self.entered.release()
+            self.release.wait(HANG_GUARD)
+            return text
+        return hung
+
+
+def answer_in_time(model, clock, dialogue, question, hang=None, waits=1):
+    """The answer to `question` on `clock` (a ManualClock), moved by the test: once the answer's
+    LLM call hangs (`hang`) and `waits` waits are made on the clock, the clock goes to the earliest
+    deadline waited for (the ceiling, an engine's grace). Returns the answer, the seconds it took
+    on the clock, and the deadlines that were waited for, counted from the question."""
+    start = clock()
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(model.answer_to_question, dialogue, question)
+        if hang is not None:
+            assert hang.entered.acquire(timeout=HANG_GUARD), "no LLM call hung"
+        deadlines = [d - start for d in clock.waiting(waits, HANG_GUARD)]
+        clock.advance(deadlines[0])
+        return answer.result(HANG_GUARD), clock() - start, deadlines
 
 
 # LoCoMo-Refined `data/public/questions.jsonl` rows in the release's schema

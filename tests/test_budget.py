@@ -1,25 +1,15 @@
 """The time budget plans extraction from the backend's measured speed; the hard ceiling,
 counted from each answer's own start, always gets an answer back."""
-import threading
-import time
-
+from submit.guard import ManualClock
 from submit.memory.budget import (FULL, NO_EXTRACTION, STRICT, TOP_TURNS, BudgetSettings, Plan, TimeBudget)
 from submit.memory.llm import ScriptedLLM
 from models import Message
 
-from conftest import CEILING, HANG_GUARD, make_model
-
-
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
+from conftest import CEILING, Hang, answer_in_time, make_model
 
 
 def test_plan_follows_the_learned_rate_and_the_time_left():
-    clock = Clock()
+    clock = ManualClock()
     budget = TimeBudget(BudgetSettings(hours=1000 / 3600, expected_dialogues=100), clock)  # share 10 s
     prompts = {FULL: 50, STRICT: 40, TOP_TURNS: 40}
     assert budget.plan(prompts) == Plan(TOP_TURNS, 16, 10.0, 0.0, calibration=True)  # unknown backend
@@ -39,7 +29,7 @@ def test_plan_follows_the_learned_rate_and_the_time_left():
 
 
 def test_a_known_backend_starts_from_its_prior_and_the_allowance_stays_inside_the_ceiling():
-    clock = Clock()
+    clock = ManualClock()
     settings = BudgetSettings(hours=1000 / 3600, expected_dialogues=2, answer_ceiling_s=100)
     budget = TimeBudget(settings, clock, prior_rate=0.5)
     assert budget.allowance() == 70.0  # 500 s per dialogue, capped at 0.7 of the 100 s ceiling
@@ -49,7 +39,7 @@ def test_a_known_backend_starts_from_its_prior_and_the_allowance_stays_inside_th
 
 
 def test_a_rate_too_slow_to_extract_is_measured_again_after_ten_dialogues():
-    clock = Clock()
+    clock = ManualClock()
     budget = TimeBudget(BudgetSettings(hours=1000 / 3600, expected_dialogues=100), clock)  # share 10 s
     budget.observe(100.0, 10, 1.0)  # 10 s per prompt: nothing fits in 10 s
     prompts = {FULL: 50, STRICT: 40, TOP_TURNS: 40}
@@ -66,14 +56,15 @@ def test_a_rate_too_slow_to_extract_is_measured_again_after_ten_dialogues():
 class TimedLLM(ScriptedLLM):
     """A scripted LLM that "takes" `per_prompt` seconds of a fake clock for every prompt."""
 
-    name = "timed"  # no prior: the budget has to measure it
+    name = "timed"
+    prior_seconds_per_prompt = None  # no prior: the budget has to measure it
 
     def __init__(self, clock, per_prompt):
         super().__init__()
         self.clock, self.per_prompt = clock, per_prompt
 
     def _generate(self, chats, *, max_tokens, schema, purpose):
-        self.clock.now += self.per_prompt * len(chats)
+        self.clock.advance(self.per_prompt * len(chats))
         return super()._generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
 
 
@@ -81,12 +72,11 @@ def run_contest(per_prompt, dialogues=12, share=30.0):
     """`dialogues` dialogues of 40 long and 10 short user turns on a fake clock; the plans and the time used."""
     from submit import SubmitModelWithMemory
     from submit.config import Config
-    clock = Clock()
+    clock = ManualClock()
     llm = TimedLLM(clock, per_prompt)
     config = Config(llm="scripted", embedder="hash", budget=BudgetSettings(
         hours=dialogues * share / 3600, expected_dialogues=dialogues, answer_ceiling_s=300))
-    model = SubmitModelWithMemory("", config=config, llm=llm)
-    model.budget = TimeBudget(model.budget.settings, clock)
+    model = SubmitModelWithMemory("", config=config, llm=llm, clock=clock)
     plans = []
     for d in range(dialogues):
         for i in range(50):
@@ -122,37 +112,36 @@ def test_a_hopeless_backend_answers_without_extraction_until_it_has_time_again()
 
 
 def test_a_slow_llm_hits_the_ceiling_and_the_next_dialogue_does_not_wait_for_it():
-    release = threading.Event()
-
-    def hung(chat):
-        release.wait(HANG_GUARD)
-        return "поздний ответ"
-    model, llm = make_model(budget=BudgetSettings(answer_ceiling_s=CEILING))
-    llm.enqueue(hung)  # the extraction call of dialogue d hangs
+    hang, clock = Hang(), ManualClock()
+    model, llm = make_model([hang.reply("поздний ответ")], budget=BudgetSettings(answer_ceiling_s=CEILING),
+                            clock=clock)  # the extraction call of dialogue d hangs
     for d in ("d", "e"):
         model.write_to_memory([Message("user", "Я живу в Омске", 1), Message("assistant", "Ок", 1)], d)
-    start = time.monotonic()
-    assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
-    assert model.fallbacks["ceiling"] == 1 and time.monotonic() - start < HANG_GUARD / 10  # not the hung call's time
+    # back at the ceiling on the clock, not a moment later: not the hung call's time
+    assert answer_in_time(model, clock, "d", "Где я живу?", hang) == ("У меня нет такой информации.", CEILING,
+                                                                      [CEILING])
+    assert model.fallbacks["ceiling"] == 1
     llm.enqueue('{"facts": []}', "Вы живёте в Омске.")
     assert model.answer_to_question("e", "Где я живу?") == "Вы живёте в Омске."
-    release.set()
+    hang.release.set()
 
 
 def test_the_ceiling_counts_from_the_answer_not_from_the_first_write():
-    model, llm = make_model(['{"facts": []}', "Вы живёте в Томске."], budget=BudgetSettings(answer_ceiling_s=CEILING))
-    clock = Clock()
-    model.budget = TimeBudget(model.budget.settings, clock)
+    clock = ManualClock()
+    model, llm = make_model(['{"facts": []}', "Вы живёте в Томске."], budget=BudgetSettings(answer_ceiling_s=CEILING),
+                            clock=clock)
     model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
-    clock.now += 10 * CEILING  # far longer than the ceiling passes between the writes and the question
+    clock.advance(10 * CEILING)  # far longer than the ceiling passes between the writes and the question
     assert model.answer_to_question("d", "Где я живу?") == "Вы живёте в Томске."
     assert model.fallbacks["ceiling"] == 0
 
 
 def test_a_late_run_skips_extraction_but_still_answers():
-    model, llm = make_model(budget=BudgetSettings(hours=0.01 / 3600, expected_dialogues=1000))  # 10 ms for the whole run
+    clock = ManualClock()
+    model, llm = make_model(budget=BudgetSettings(hours=0.01 / 3600, expected_dialogues=1000),  # 10 ms for the run
+                            clock=clock)
     model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
-    time.sleep(0.05)
+    clock.advance(0.05)
     assert model.answer_to_question("d", "Где я живу?") == "У меня нет такой информации."
     assert model.fallbacks["budget_level_3"] == 1
     assert list(llm.batches) == [1]  # only the answer call: no extraction
@@ -160,9 +149,11 @@ def test_a_late_run_skips_extraction_but_still_answers():
 
 def test_without_the_time_budget_a_late_run_still_extracts_everything():
     # local_eval's default: a slow CPU model must not make an eval silently skip extraction.
-    model, llm = make_model(budget=BudgetSettings(hours=0.01 / 3600, expected_dialogues=1000), time_budget=False)
+    clock = ManualClock()
+    model, llm = make_model(budget=BudgetSettings(hours=0.01 / 3600, expected_dialogues=1000), time_budget=False,
+                            clock=clock)
     model.write_to_memory([Message("user", "Я живу в Томске", 1), Message("assistant", "Ок", 1)], "d")
-    time.sleep(0.05)
+    clock.advance(0.05)
     model.answer_to_question("d", "Где я живу?")
     assert not any(key.startswith("budget_level") for key in model.fallbacks)
     assert list(llm.batches) == [1, 1]  # the extraction call, then the answer
@@ -172,3 +163,31 @@ def test_a_degraded_record_is_counted_in_the_summary():
     from local_eval import summary
     rows = [{"fallbacks": {"budget_level_3": 1}}, {"fallbacks": {}}, {"fallbacks": {"budget_level_2": 1}}]
     assert summary.degraded(rows) == {"records": 2, "levels": {"budget_level_3": 1, "budget_level_2": 1}}
+
+
+def spend_every_allowance(settings: BudgetSettings, dialogues: int, rate: float = 0.1) -> list:
+    """`dialogues` dialogues of 240 candidate prompts on a backend as slow as the budget allows:
+    each takes every second it is allowed (its extraction at `rate` s a prompt, the rest besides).
+    The plans, in order."""
+    clock = ManualClock()
+    budget = TimeBudget(settings, clock, prior_rate=rate)
+    plans = []
+    for _ in range(dialogues):
+        plans.append(budget.plan({FULL: 240, STRICT: 200, TOP_TURNS: 200}))
+        extract = plans[-1].prompts * rate if plans[-1].level != NO_EXTRACTION else 0.0
+        budget.observe(extract, plans[-1].prompts, plans[-1].allowance_s - extract)
+        clock.advance(plans[-1].allowance_s)
+        budget.done()
+    assert clock() <= settings.total_seconds + 1e-6  # never past the hours it was given
+    return plans
+
+
+def test_the_budget_lasts_to_the_1200th_dialogue_it_plans_for():
+    # a participant's published code counts 1,167 dialogues in the hidden set (unverified)
+    assert BudgetSettings().expected_dialogues == 1200 and BudgetSettings().hours == 6.5
+    plans = spend_every_allowance(BudgetSettings(), 1200)
+    assert {p.level for p in plans} == {TOP_TURNS}  # every dialogue extracts, the 1,200th too
+    assert round(plans[0].allowance_s, 6) == round(plans[-1].allowance_s, 6) == 19.5  # 6.5 h / 1,200 each
+    # planned for 1,000, the same run has spent the budget by the 1,000th and answers the rest without extraction
+    old = spend_every_allowance(BudgetSettings(expected_dialogues=1000), 1200)
+    assert NO_EXTRACTION not in {p.level for p in old[:1000]} and {p.level for p in old[1000:]} == {NO_EXTRACTION}

@@ -1,28 +1,27 @@
 """A hung LLM call costs one dialogue, not the run: abandoned work stops before its next
 call, later dialogues never wait behind it, an exclusive engine held by it is not entered
 twice, repeated failures open a breaker that answers from memory, and a stuck worker
-cannot keep the process alive."""
-import json
+cannot keep the process alive.
+
+Time is the test's (guard.ManualClock): a hung call hangs until the test releases it, and the
+ceiling passes when the test moves the clock to the deadline the code waits for, so the answer's
+time is measured on that clock, not on a machine that may be loaded."""
+import os
 import subprocess
 import sys
 import threading
 
 from submit import SubmitModelWithMemory
 from submit.config import Config
+from submit.guard import ManualClock
 from submit.memory.budget import BudgetSettings
 from submit.memory.llm import ScriptedLLM
 from models import Message
 
-from conftest import CEILING, HANG_GUARD, ROOT, make_model
+from conftest import CEILING, HANG_GUARD, ROOT, Hang, answer_in_time, make_model
 
 NO_INFO = "У меня нет такой информации."
-
-
-def hung_until(release: threading.Event):
-    def reply(chat):
-        release.wait(HANG_GUARD)  # hung until the test releases it: well past any ceiling
-        return '{"facts": []}'
-    return reply
+GRACE = 0.1 * CEILING  # model_inference: an exclusive engine held by abandoned work is waited for this long
 
 
 def write(model, dialogue_id, text="Я живу в Омске. Работаю врачом."):
@@ -32,15 +31,20 @@ def write(model, dialogue_id, text="Я живу в Омске. Работаю в
 def join_workers():
     for thread in threading.enumerate():
         if thread.name == "gigamemory-answer":
-            thread.join(10)
+            thread.join(HANG_GUARD)
+
+
+def hung_model(hangs: int, hang: Hang, clock: ManualClock):
+    return make_model([hang.reply()] * hangs, budget=BudgetSettings(answer_ceiling_s=CEILING), clock=clock)
 
 
 def test_abandoned_work_makes_no_further_llm_call_and_counts_nothing():
-    release = threading.Event()
-    model, llm = make_model([hung_until(release)], budget=BudgetSettings(answer_ceiling_s=CEILING))
+    hang, clock = Hang(), ManualClock()
+    model, llm = hung_model(1, hang, clock)
     write(model, "d")
-    assert model.answer_to_question("d", "Где я живу?") == NO_INFO
-    release.set()  # the extraction call returns after the ceiling ...
+    # the answer waits for the ceiling counted from the question, and comes back at it, not a moment later
+    assert answer_in_time(model, clock, "d", "Где я живу?", hang) == (NO_INFO, CEILING, [CEILING])
+    hang.release.set()  # the extraction call returns after the ceiling ...
     join_workers()
     assert len(llm.history) == 1  # ... and the answer call it would have made never comes
     assert model.fallbacks == {"ceiling": 1, "no_information": 1}
@@ -48,33 +52,40 @@ def test_abandoned_work_makes_no_further_llm_call_and_counts_nothing():
 
 
 def test_an_exclusive_engine_held_by_abandoned_work_is_not_entered_again():
-    release = threading.Event()
-    llm = ScriptedLLM([hung_until(release)])
+    hang, clock = Hang(), ManualClock()
+    llm = ScriptedLLM([hang.reply()])
     llm.concurrent_calls = False  # like vLLM: one generate at a time
-    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", budget=BudgetSettings(answer_ceiling_s=CEILING)), llm=llm)
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash",
+                                                    budget=BudgetSettings(answer_ceiling_s=CEILING)),
+                                  llm=llm, clock=clock)
     for d in "def":
         write(model, d)
-    assert model.answer_to_question("d", "Где я живу?") == NO_INFO
-    assert model.answer_to_question("e", "Где я живу?") == "Я живу в Омске."  # from memory, at once
+    assert answer_in_time(model, clock, "d", "Где я живу?", hang) == (NO_INFO, CEILING, [CEILING])
+    # e's extraction waits the engine's grace, inside its ceiling, then answers from memory
+    assert answer_in_time(model, clock, "e", "Где я живу?", waits=2) == ("Я живу в Омске.", GRACE, [GRACE, CEILING])
     assert len(llm.history) == 1
     assert model.fallbacks == {"ceiling": 1, "no_information": 1, "engine_busy": 1, "memory_answer": 1}
-    release.set()
+    hang.release.set()
     join_workers()
     llm.enqueue('{"facts": []}', "Вы живёте в Омске.")
     assert model.answer_to_question("f", "Где я живу?") == "Вы живёте в Омске."
 
 
 def test_the_breaker_opens_after_three_ceilings_answers_from_memory_and_a_probe_closes_it():
-    release = threading.Event()
-    model, llm = make_model([hung_until(release)] * 3, budget=BudgetSettings(answer_ceiling_s=CEILING))
+    hang, clock = Hang(), ManualClock()
+    model, llm = hung_model(3, hang, clock)
     answers = []
     for d in range(13):
         write(model, str(d))
+        if d < 3:
+            answers.append(answer_in_time(model, clock, str(d), "Где я живу?", hang)[:2])
+            continue
         if d == 12:  # the 10th answer after the breaker opened probes the LLM, which works again
-            release.set()
+            hang.release.set()
             llm.enqueue('{"facts": []}', "Вы живёте в Омске.")
-        answers.append(model.answer_to_question(str(d), "Где я живу?"))
-    assert answers == [NO_INFO] * 3 + ["Я живу в Омске."] * 9 + ["Вы живёте в Омске."]
+        answers.append((model.answer_to_question(str(d), "Где я живу?"), 0.0))  # the clock stood still
+    assert clock() == 3 * CEILING
+    assert answers == [(NO_INFO, CEILING)] * 3 + [("Я живу в Омске.", 0.0)] * 9 + [("Вы живёте в Омске.", 0.0)]
     assert len(llm.history) == 3 + 2  # three hung extractions, then only the probe's two calls
     assert model.fallbacks == {"ceiling": 3, "no_information": 3, "breaker_open": 9, "memory_answer": 9}
     assert not model.breaker.open
@@ -84,25 +95,40 @@ def test_the_breaker_opens_after_three_ceilings_answers_from_memory_and_a_probe_
 
 
 def test_a_question_about_something_never_said_gets_the_safe_reply_from_memory():
-    release = threading.Event()
-    model, llm = make_model([hung_until(release)] * 3, budget=BudgetSettings(answer_ceiling_s=CEILING))
-    for d in range(4):
+    hang, clock = Hang(), ManualClock()
+    model, llm = hung_model(3, hang, clock)
+    for d in range(3):
         write(model, str(d))
-        answer = model.answer_to_question(str(d), "Сколько мне лет?")
-    release.set()
+        assert answer_in_time(model, clock, str(d), "Сколько мне лет?", hang)[0] == NO_INFO
+    write(model, "3")
+    answer = model.answer_to_question("3", "Сколько мне лет?")
+    hang.release.set()
     assert answer == NO_INFO and model.fallbacks["breaker_open"] == 1 and "memory_answer" not in model.fallbacks
 
 
-def test_the_fault_drill_one_hang_and_a_hang_for_good_in_subprocesses():
-    cmd = [sys.executable, str(ROOT / "bench/faults.py"), "--dialogues", "6", "--hang-at", "2", "--ceiling", str(CEILING),
-           "--hang", str(HANG_GUARD), "--cases", "one_hang,hang_for_good", "--json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=HANG_GUARD)
-    assert proc.returncode == 0, proc.stderr
-    one, for_good = json.loads(proc.stdout)
-    assert (one["llm"], one["memory"], one["safe"]) == (5, 0, 1)
-    # 1 normal answer, then 3 ceilings open the breaker, then memory answers
-    assert (for_good["llm"], for_good["memory"], for_good["safe"]) == (1, 2, 3)
-    for case in (one, for_good):
-        # back at the ceiling, and out of the process, long before the hung call would return
-        assert case["returncode"] == 0 and case["max_answer_s"] < HANG_GUARD / 10
-        assert case["exit_after_s"] is not None and case["exit_after_s"] < HANG_GUARD / 10
+# A contest run in a process of its own: an answer whose LLM call never returns is abandoned at
+# the ceiling, and the process still exits once the harness is done (the worker is a daemon).
+STUCK_FOR_GOOD = f"""
+import threading
+from models import Message
+from submit import SubmitModelWithMemory
+from submit.config import Config
+from submit.guard import ManualClock
+from submit.memory.budget import BudgetSettings
+from submit.memory.llm import ScriptedLLM
+from conftest import Hang, answer_in_time, make_model
+
+hang, clock = Hang(), ManualClock()
+model, llm = make_model([hang.reply()], budget=BudgetSettings(answer_ceiling_s={CEILING}), clock=clock)
+model.write_to_memory([Message("user", "Я живу в Омске.", 1), Message("assistant", "Ок", 1)], "d")
+print(answer_in_time(model, clock, "d", "Где я живу?", hang)[:2])
+print(sorted(t.name for t in threading.enumerate() if not t.daemon))
+"""
+
+
+def test_a_worker_stuck_for_good_does_not_keep_the_process_alive():
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tests'}"}  # this checkout's code, and conftest
+    proc = subprocess.run([sys.executable, "-c", STUCK_FOR_GOOD], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=HANG_GUARD)  # the hung call waits an hour: only an exit ends this sooner
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [repr((NO_INFO, CEILING)), "['MainThread']"]

@@ -91,3 +91,21 @@ def test_the_contest_package_imports_nothing_of_evaluation():
 
 def test_the_cycle_finder_finds_a_circle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_a_module_imported_from_a_folder_no_longer_on_the_path_is_caught(tmp_path):
+    # what conftest's autouse check (imports_as_found) fails a test for, and restored_imports drops
+    import sys
+    from conftest import imported_as_found
+    (tmp_path / "stand_in_x.py").write_text("VALUE = 1\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import stand_in_x  # noqa: F401
+        assert imported_as_found("stand_in_x")  # a fresh import gives this very file
+    finally:
+        sys.path.remove(str(tmp_path))
+    try:
+        assert not imported_as_found("stand_in_x")  # the folder is gone from the path: a stale module
+        assert imported_as_found("json") and imported_as_found("submit")
+    finally:
+        del sys.modules["stand_in_x"]

@@ -2,9 +2,14 @@
 
 The convention, for whoever adds a row. The command cell holds ONE command, in backticks, that
 prints the row's figure: a replay (`replay:DIR`, a recorded fixture) where a model or a judge
-made it. Every number of the value cell must appear in what the command prints (a cell without
-numbers, such as `none`, must appear whole), so a cell says a figure the way its command prints
-it. A row whose command needs what CI lacks ends its command cell with an italic reason that
+made it; then the label of each line of its output that holds the figure, in backticks too:
+(lines `fixture`, `q15_before`). A label names a table line with that cell (cells side by
+side for a label with `\\|`, which a Markdown table needs even between backticks), or a text
+line that starts with it (`ALL` in run.py's table); a table's header is no line of a row. Every
+number of the value cell must appear in those lines (a cell without numbers, such as `none`,
+must appear whole), so a cell says a figure the way its command prints it for that row, and a
+number another line prints ("28/28" for another reader) does not count. A row whose command
+needs what CI lacks ends its command cell with an italic reason that
 starts with *needs* (*needs the local model*, *needs Docker*, *needs an hour*) and links its
 recorded run in the results cell; the test does not run it. A row whose replay store went stale
 (the code changed a prompt after the store was recorded) says *stale replay* there and links
@@ -62,6 +67,30 @@ def command(cell: str) -> str:
     return found.group(1) if found else ""
 
 
+def labels(cell: str) -> list[str]:
+    """The labels of the output lines that hold the row's figure: the cell's other backticked texts
+    (a `|` in a label is written `\\|`, which a Markdown table needs even between backticks)."""
+    return [label.replace("\\|", "|") for label in re.findall(r"`([^`]+)`", cell)[1:]]
+
+
+def labelled(line: str, label: str) -> bool:
+    """Whether `line` is the label's: a table line with the label's cells side by side, or a text
+    line that starts with the label."""
+    cells = [c.strip() for c in split_cells(line)] if line.strip().startswith("|") else []
+    parts = [p.strip() for p in label.split("|")]
+    if any(cells[i:i + len(parts)] == parts for i in range(len(cells))):
+        return True
+    return re.match(rf"{re.escape(label)}(\s|$)", line.strip()) is not None
+
+
+def row_output(output: str, names: list) -> str:
+    """The lines of `output` that carry one of the labels `names` (a table's header line is no row)."""
+    lines = output.splitlines()
+    header = {i for i, line in enumerate(lines[1:]) if re.match(r"\|\s*:?-{3}", line.strip())}
+    return "\n".join(line for i, line in enumerate(lines)
+                     if i not in header and any(labelled(line, name) for name in names))
+
+
 def figures(value: str) -> list[str]:
     """What the output must hold: the cell's numbers, or the whole cell when it has none."""
     plain = value.replace("`", "").replace("*", "")
@@ -81,6 +110,8 @@ def test_every_row_names_one_command_and_a_results_file():
     for row in ROWS:
         assert command(row["command"]), f"a row without a command: {row}"
         assert row["results"], f"a row without its results file: {row}"
+    for row in RUN:
+        assert labels(row["command"]), f"a row that does not name the lines of its figure: {row}"
 
 
 def test_the_figure_check_reads_cells_as_printed():
@@ -88,6 +119,11 @@ def test_the_figure_check_reads_cells_as_printed():
     assert figures("none") == ["none"]
     assert printed("0.91", "ev 0.917 and 0.91.") and not printed("0.91", "ev 0.917")
     assert not printed("4/12", "14/12") and printed("28/28", "| 28/28 |")
+    assert labels("`run.py x` (lines `a`, `b \\| c`) *needs a model*") == ["a", "b | c"]
+    output = "| set | ALL |\n|---|---|\n| a_before | 28/28 |\n| a | 27/28 |\n| b | c | 1/5 |\nALL 12 0.333\nALLx 0.5"
+    assert row_output(output, ["a"]) == "| a | 27/28 |"  # not the 28/28 of the line beside it
+    assert row_output(output, ["b | c"]) == "| b | c | 1/5 |" and row_output(output, ["c | b"]) == ""
+    assert row_output(output, ["ALL"]) == "ALL 12 0.333"  # a text line, and not a table's column header
 
 
 @pytest.fixture(scope="module")
@@ -138,11 +174,13 @@ def test_the_figure_comes_from_its_command(row, checkout):
         _outputs[line] = (proc, changed(before, snapshot(checkout)))
     proc, left = _outputs[line]
     output = proc.stdout + proc.stderr
-    missing = [f for f in figures(row["value"]) if not printed(f, output)]
+    lines = row_output(output, labels(row["command"]))
+    missing = [f for f in figures(row["value"]) if not printed(f, lines)]
     stale = "*stale replay*" in row["command"]
     if stale:
         assert proc.returncode or missing, f"the replay runs again: drop *stale replay* from its row: {line}"
         return
     assert proc.returncode == 0, f"exit {proc.returncode}: {line}\n{output[-2000:]}"
-    assert not missing, f"{line} does not print {missing} (its cell: {row['value']})\n{output[-2000:]}"
+    assert not missing, f"{line} does not print {missing} in its lines {labels(row['command'])} (its cell: " \
+                        f"{row['value']})\n{lines or output[-2000:]}"
     assert not left, f"{line} left files in the tree: {left}"

@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 import pytest
 
 from conftest import HANG_GUARD, ROOT, make_model, send_json
+from test_contest_defaults import CONTEST
 
 FAST = ("--embedder", "hash", "--cache-dir", "")
 DEMO = ROOT / "local_eval" / "data" / "demo"
@@ -91,7 +92,8 @@ def test_the_manifest_records_settings_data_hash_and_code_version(tmp_path):
     assert (settings["context_chars"], settings["answer_ceiling"], settings["expected_dialogues"], settings["time_budget"],
             settings["no_dates"], settings["shorten"], settings["refined_sha256"]) == (8000, 150.0, None, False, False,
                                                                                       False, None)
-    assert all(settings[name] == ROWS[name].start() for name in SETTINGS["answer"] if ROWS[name].default is TREE)
+    # every option that takes the contest's value records that value, as pinned in test_contest_defaults
+    assert all(settings[name] == CONTEST[ROWS[name].path] for name in SETTINGS["answer"] if ROWS[name].default is TREE)
     assert [c["commit"] for c in manifest["code"]] == [head] and isinstance(manifest["code"][0]["dirty"], bool)
 
 
@@ -195,6 +197,9 @@ def test_a_failed_llm_leaves_incomplete_rows_that_a_resume_runs_again(tmp_path):
     llm = ("--llm", f"openai:http://127.0.0.1:{port}/v1#tiny")
     proc = demo(tmp_path, *llm, "--limit", "2")  # nothing listens: every call is refused
     assert proc.returncode == 4
+    # too few records to stop the run, yet the terminal says why they failed, not only where the log is
+    assert "2 of 2 records are incomplete (memory_answer 1, no_information 1; the last error: " \
+           "ConnectionRefusedError: [Errno 111] Connection refused)" in proc.stdout
     # Extraction failed, then the answer without facts: no rung held, so the answer came from
     # memory without the LLM (a matching user sentence) or, with none, the safe reply.
     got = rows(tmp_path)
@@ -251,8 +256,11 @@ def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(tmp_path, monkeyp
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     argv = ["--out", str(tmp_path), *FAST, "--llm", f"openai:http://127.0.0.1:{port}/v1#tiny"]
+    # Ctrl-C as at a terminal, also where the suite runs as a background job: its children start with
+    # SIGINT ignored, Python then raises no KeyboardInterrupt, and the run waited 600 s and exited 4
     proc = subprocess.Popen([sys.executable, "local_eval/run.py", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "TQDM_DISABLE": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert Hanging.waiting.wait(HANG_GUARD)  # demo-01 is done, demo-02 waits on the server
         proc.send_signal(signal.SIGINT)

@@ -15,8 +15,14 @@ pytestmark = pytest.mark.skipif(GGUF is None or not GGUF.is_file(), reason="llm-
 
 @pytest.fixture(scope="module")
 def llm():
+    import torch
     from submit.memory.llm_backends import make_llm
-    return make_llm(f"hf:{GGUF}")
+    # One thread for a 135M model: two OpenMP threads on two busy cores wait on each other, and the
+    # two 12-token generations took 64 s instead of 1.4 s (OMP_NUM_THREADS=1) beside other jobs.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield make_llm(f"hf:{GGUF}")
+    torch.set_num_threads(threads)
 
 
 def test_a_batch_is_answered_greedily_with_the_tokenizers_counts(llm):

@@ -1,4 +1,4 @@
-"""The time budget: the hidden set (hundreds to ~1000 dialogues) must finish inside 7 hours.
+"""The time budget: the hidden set (hundreds to ~1,200 dialogues) must finish inside 7 hours.
 
 Extraction is the expensive stage (one LLM prompt per user turn, ~240 per contest
 dialogue), and its cost depends on a backend we only meet at run time: vLLM on an A100,
@@ -35,7 +35,9 @@ FULL, STRICT, TOP_TURNS, NO_EXTRACTION = 0, 1, 2, 3
 class BudgetSettings:
     """The time budget's part of the settings tree (`submit.config.Config.budget`)."""
     hours: float = field(default=6.5, metadata=amount(1000.0))  # of the 7 allowed, a margin kept for start-up
-    expected_dialogues: int = field(default=1000, metadata=count(1, 10_000_000))  # the hidden set's size, planned for
+    # The hidden set's size, planned for: a participant's published code counts 1,167 (unverified);
+    # planned for fewer, the budget is spent before the last dialogues, answered without extraction.
+    expected_dialogues: int = field(default=1200, metadata=count(1, 10_000_000))
     # The hard ceiling on one answer, from its own start; far below threading's TIMEOUT_MAX (an
     # `inf` ceiling once raised OverflowError out of answer_to_question).
     answer_ceiling_s: float = field(default=150.0, metadata=amount(7 * 24 * 3600.0))
