@@ -46,7 +46,9 @@ BENCHMARKS = {  # name -> the run.py arguments that choose its questions
     "ru_dev": ["--dataset", "gigamemory", "--data", str(RU / "ru_dev_questions.jsonl")],
 }
 SYSTEMS = {  # name -> the run.py arguments that make it
-    "ours": [],
+    # recorded before the decline gate: its 64 calibration prompts (an hour or more for the 1.5B
+    # here) are not in the store yet, so ours runs without it (a llama: reader's default too)
+    "ours": ["--gate", "off"],
     "baseline": ["--submission", "local_eval/systems/baseline", "--submission-ctx", str(CONTEXT)],
     "rag": ["--submission", "local_eval/systems/rag", "--submission-ctx", str(CONTEXT)],
 }
