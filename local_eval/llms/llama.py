@@ -46,7 +46,9 @@ class LlamaError(RuntimeError):
 @dataclass(frozen=True)
 class Options:
     """What the spec string may set after the model: `ctx=16384,threads=2,prefix=0,memo=0`."""
-    ctx: int = 16384  # tokens of context: an 8k-character answer prompt in Russian is ~3.6k
+    # tokens of context: the 28 Russian dev answer prompts at 8k characters are 3,778–4,121 tokens
+    # for Qwen2.5 (their `prompt_tokens` in bench/results/readers/qwen1.5b_ru_dev.jsonl)
+    ctx: int = 16384
     threads: int = 0  # 0: every CPU this process may use
     prefix: int = 1  # 1: reuse the previous prompt's common prefix; 0: read every prompt whole
     memo: int = 1  # 1: a prompt asked again gets the reply it got before
@@ -144,7 +146,7 @@ class LlamaBackend(LLM):
     name = "llama"
     gives_logprobs = True  # llama.cpp's chat and completions endpoints return top_logprobs
     # Seconds per extraction prompt for the time budget before the first dialogue measures
-    # it: on the demo the 0.5B took ~5 s, the 1.5B ~19 s on a busy 2-core machine.
+    # it (the demo's extraction rates on a busy 2-core machine: docs/local_model.md).
     prior_seconds_per_prompt = 10.0
 
     def __init__(self, model: str, options: Optional[dict] = None):

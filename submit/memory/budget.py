@@ -1,8 +1,9 @@
 """The time budget: the hidden set (hundreds to ~1,200 dialogues) must finish inside 7 hours.
 
-Extraction is the expensive stage (one LLM prompt per user turn, ~240 per contest
-dialogue), and its cost depends on a backend we only meet at run time: vLLM on an A100,
-or transformers when vLLM fails to start (~3 s per prompt on an H100, 30x slower). So
+Extraction is the expensive stage (one LLM prompt per user turn: the contest sample's four
+dialogues hold 950 user messages, `shared/data/gigamemory/extraction_fixture.jsonl`), and its
+cost depends on a backend we only meet at run time: vLLM on an A100, or transformers when vLLM
+fails to start (assumed far slower: `HFBackend.prior_seconds_per_prompt`). So
 the budget learns the backend's speed: seconds per extraction prompt and the seconds
 each answer spends besides extraction, over the last `window` dialogues. Before each
 answer `plan` picks the best extraction the dialogue can afford, given what is left of

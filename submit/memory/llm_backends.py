@@ -129,8 +129,8 @@ class HFBackend(LLM):
 
     name = "hf"
     gives_logprobs = True  # the first step's logits, soft-maxed
-    # ~700 s for a dialogue's ~240 prompts at batch 8 on an H100 (measured with a
-    # GigaChat-shaped 20.5B MoE).
+    # An assumption (one run of a GigaChat-shaped MoE at batch 8 on an H100, not kept and not
+    # repeatable here), corrected by the first dialogue like vLLM's.
     prior_seconds_per_prompt = 3.0
 
     def __init__(self, path: str, batch_size: int = 8, max_input_tokens: int = 32768):

@@ -39,8 +39,8 @@ class Hit:
 @dataclass(frozen=True)
 class RetrieveSettings:
     method: str = "hybrid"  # "hybrid", "dense" or "bm25"
-    # Weights measured on LongMemEval_S, LoCoMo and Russian dev (bench/retrieval.py): e5
-    # cosines vary by ~0.1 between relevant and not, so BM25 gets a small weight.
+    # Weights measured on LongMemEval_S, LoCoMo and Russian dev (`bench/retrieval.py sweep`): e5
+    # cosines of relevant and irrelevant turns lie close together, so BM25 gets a small weight.
     lexical_weight: float = 0.1  # weight of max-normalized BM25 next to cosine similarity
     # Turns with no dense key (long assistant replies) rank by BM25 alone, on a smaller
     # weight: their many generic words match questions without holding user facts.
