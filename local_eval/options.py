@@ -147,7 +147,8 @@ OPTIONS = (
            "[default: {default}]", {"type": positive(int)}, ANSWER, True, path="memory.extract_max_tokens",
            default=TREE),
     Option("extract_filter", str, "which user messages extraction asks about: all that may hold a fact, or only "
-           "those with a word pointing at their writer (disclosure: 950 → 576 calls on the contest sample, `bench/extraction.py facts table`; for a slow local model) "
+           "those with a word pointing at their writer (disclosure: 950 → 576 calls on the contest sample, "
+           "`bench/extraction.py facts table`; for a slow local model) "
            "[default: {default}, as in the contest]", {"choices": ("all", "disclosure")}, ANSWER, True,
            path="memory.extract_filter", default=TREE),
     Option("versions_max_tokens", int, "output cap of each call of the versions pass (lower it for small CPU "
