@@ -124,12 +124,9 @@ class SubmitModelWithMemory(ModelWithMemory):
         counted from this call (the run's first question in a language calibrates the decline gate
         first, outside the ceiling): the answer, one from memory, or a safe "no information"."""
         try:
-            self._calibrate(detect_lang(clean_text(question)))
-        except StopRun:
-            raise
-        started = self.clock()
-        try:
-            return self._answer(clean_text(dialogue_id), clean_text(question), started)
+            question = clean_text(question)
+            self._calibrate(detect_lang(question))
+            return self._answer(clean_text(dialogue_id), question, self.clock())  # the clock starts here
         except StopRun:
             raise
         except Exception:

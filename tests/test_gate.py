@@ -297,3 +297,10 @@ def test_one_kept_fact_changes_nothing_and_off_asks_nothing():
     off = ScriptedLLM(router("Вы играете в футбол."), scores=[0.9] * 3)
     assert sports_model(off, lists="off").answer_to_question("d", "Каким спортом я занимаюсь?") == "Вы играете в футбол."
     assert list(off.scored) == []
+
+
+def test_a_question_that_is_not_text_calibrates_nothing_and_gets_the_safe_reply():
+    llm = ScriptedLLM(scores=[0.9] * 70)
+    m = model(llm)
+    assert m.answer_to_question("d", None) == NO_INFO["en"]  # no text: no language, English by default
+    assert m.calibrations["en"].why.startswith("no calibration set for 'en'") and list(llm.scored) == []
