@@ -219,7 +219,7 @@ def calibrated(gate: str) -> tuple[str, str]:
     rows = [r for r in rows_of([where[1:]]) if r.get("way") == "gate" and signal in r]
     from submit.memory.dialogue import Settings
     found = contest_gate.calibrate("ru", [(r["id"], bool(r["answerable"]), r[signal]) for r in rows],
-                                   Settings.gate_max_false, Settings.gate_min_declined)
+                                   Settings.gate_max_false, Settings.gate_no_answer_share)
     note = (f"gate calibrated on {where[1:]} by the contest's rule ({len(rows)} prompts, AUC {found.auc}): "
             f"{found.why}")
     return (f"{signal}<{found.threshold}" if found.on else ""), note

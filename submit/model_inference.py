@@ -185,7 +185,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         found, _ = gate.read(self._llm, [item["messages"] for item in items], [item["question"] for item in items],
                              lang, settings.gate, CALIBRATE)
         scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
-        return gate.calibrate(lang, scores, settings.gate_max_false, settings.gate_min_declined)
+        return gate.calibrate(lang, scores, settings.gate_max_false, settings.gate_no_answer_share)
 
     def _abandoned(self, key: str, use_llm: bool) -> Outcome:
         log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.budget.answer_ceiling_s)

@@ -41,7 +41,7 @@ def scores(answerable, unanswerable):
 def test_the_threshold_declines_at_most_the_allowed_share_of_answerable():
     answerable = [0.95, 0.9, 0.9, 0.85, 0.8, 0.8, 0.75, 0.7, 0.6, 0.5, 0.4, 0.3,
                   0.92, 0.91, 0.88, 0.87, 0.86, 0.84, 0.83, 0.82]  # 20: 5% allows one below the threshold
-    found = gate.calibrate("ru", scores(answerable, [0.1, 0.2, 0.35, 0.45, 0.9]), max_false=0.05, min_declined=0.25)
+    found = gate.calibrate("ru", scores(answerable, [0.1, 0.2, 0.35, 0.45, 0.9]), max_false=0.05, no_answer_share=0.25)
     assert found.on and found.threshold == 0.4  # the second lowest answerable: only 0.3 falls below
     assert found.answerable_declined == 0.05 and found.unanswerable_declined == 0.6
     assert found.answerable == 20 and found.unanswerable == 5 and found.calls == 25

@@ -72,10 +72,10 @@ class Settings:
     # asks P(yes) of that line against the question on its own (gate.read).
     gate: str = field(default="calibrated", metadata=one_of(gate.MODES))
     # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
-    # answerable calibration prompts, and the gate is on only if it then declines at least
-    # `gate_min_declined` of the unanswerable ones.
+    # answerable calibration prompts, and the gate is on only where, with this share of questions
+    # without an answer (one of the contest's four types), it wins more declines than it loses answers.
     gate_max_false: float = 0.05
-    gate_min_declined: float = 0.25
+    gate_no_answer_share: float = 0.25
     # Lists by selection (items.py): "select" judges each shown fact against the question in one
     # batched one-token call; where two or more are kept, the reader sees only those and the values
     # it leaves out are joined to its answer. Off until measured on a real reader.

@@ -124,13 +124,17 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> Optional[float]
     return wins / (len(positive) * len(negative))
 
 
-def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05, min_declined: float = 0.25) -> Calibration:
+def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05,
+              no_answer_share: float = 0.25) -> Calibration:
     """The rule: decline below the lowest threshold that declines at most `max_false` of the
     answerable calibration prompts — the answerable scores sorted, the threshold is the
     (floor(max_false * n) + 1)-th lowest, declining strictly below it; the gate is on only where
-    that threshold declines at least `min_declined` of the unanswerable ones (else the scores
-    do not separate, and declining would only lose answers). `scores`: (id, answerable, P(yes) or
-    None) per calibration prompt; unreadable ones are left out, and the gate is off without both kinds."""
+    declining there wins more than it loses among questions of which `no_answer_share` have no
+    answer (the contest asks four types, one of them `no_info`): the unanswerable share declined
+    times `no_answer_share` above the answerable share declined times the rest (every declined
+    answerable counted as an answer lost, right or not). Else the scores do not separate enough
+    to pay. `scores`: (id, answerable, P(yes) or None) per calibration prompt; unreadable ones are
+    left out, and the gate is off without both kinds."""
     answerable = sorted(p for _, a, p in scores if a and p is not None)
     unanswerable = [p for _, a, p in scores if not a and p is not None]
     base = dict(lang=lang, answerable=len(answerable), unanswerable=len(unanswerable),
@@ -142,10 +146,10 @@ def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05, min_d
     threshold = answerable[min(len(answerable) - 1, math.floor(max_false * len(answerable)))]
     false = sum(p < threshold for p in answerable) / len(answerable)
     declined = sum(p < threshold for p in unanswerable) / len(unanswerable)
-    on = declined >= min_declined
+    on = declined * no_answer_share > false * (1 - no_answer_share)
     why = (f"declines {declined:.0%} of unanswerable at {false:.0%} of answerable (calibration set)" if on else
            f"scores do not separate: at {false:.0%} of answerable declined it would decline {declined:.0%} "
-           f"of unanswerable, under the {min_declined:.0%} required")
+           f"of unanswerable, no gain where {no_answer_share:.0%} of questions have no answer")
     return Calibration(on=on, why=why, threshold=round(threshold, 6), answerable_declined=round(false, 4),
                        unanswerable_declined=round(declined, 4), **base)
 
