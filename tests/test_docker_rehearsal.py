@@ -149,7 +149,10 @@ def test_the_verdict_cli_reads_the_output_folder(tmp_path, name):
 
 
 def make(*argv, cwd=ROOT):
-    return subprocess.run(["make", *argv], cwd=cwd, capture_output=True, text=True, timeout=600)
+    # --no-print-directory: under `make test` this make is a sub-make, which would print
+    # "Entering directory" on stdout
+    return subprocess.run(["make", "--no-print-directory", *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
 
 
 def test_the_rehearsal_needs_a_harness_named_and_says_how_to_get_one_in_one_line():
