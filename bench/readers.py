@@ -188,7 +188,7 @@ def read(args) -> int:
         start = time.perf_counter()
         found = (read_gate if way == "gate" else WAYS[way])(server, row, lang)
         jsonl.append_rows(out, [{"id": row["id"], "set": row.get("set"), "way": way, "question": row["question"],
-                                 "gold": row["gold"], "question_type": row["question_type"],
+                                 "gold": row.get("gold", ""), "question_type": row["question_type"],
                                  "answerable": row.get("answerable"), "model": args.model, **found,
                                  "seconds": round(time.perf_counter() - start, 1)}])
     print(f"{len(todo)} call(s) made: {out}")
