@@ -44,6 +44,7 @@ from pathlib import Path
 from local_eval import jsonl
 from submit.memory import answer as answer_step
 from submit.memory import gate as contest_gate
+from submit.memory.gate import with_ask  # the one definition: the contest's gate builds its chats with it
 EVIDENCE_ASK = {
     "ru": 'Ответь в JSON: {"evidence": [строки фактов и выдержек выше, где есть ответ, дословно; все, если '
           'ответ — перечень; [] если таких нет], "answer": "ответ одним предложением"}',
@@ -60,12 +61,6 @@ CHECKS = ("before", "after")
 def rows_of(paths, wanted=lambda row: "id" in row) -> list[dict]:
     """The rows of JSONL files (a missing file reads as none), each with the stem of its file."""
     return [{**row, "file": Path(path).stem} for path in paths for row in jsonl.read_rows(Path(path), wanted)[0]]
-
-
-def with_ask(messages: list, ask: str) -> list:
-    """The prompt with its last line (the answer prompt's `ask`) replaced."""
-    head = messages[-1]["content"].rsplit("\n", 1)[0]
-    return messages[:-1] + [{**messages[-1], "content": f"{head}\n{ask}"}]
 
 
 def no_info(row: dict) -> str:
