@@ -13,14 +13,13 @@ from typing import Optional, Sequence
 from .. import prompts
 from .context import Context
 from .facts import json_candidates
-from .lang import NO_INFO, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
+from .lang import NO_INFO, WORD, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
 from .slots import FactLine, group_lines, render
 from .turns import clean_text
 
 MAX_ANSWER_CHARS = 400
 _JUNK = re.compile(r"<\|[a-z_]+\|>|</?s>")
 _ALNUM = re.compile(r"[^\W_]")  # a letter or a digit, any script
-_WORD = re.compile(r"[^\W_]+")
 SHORT_DRAFT_WORDS = 4  # a draft this short is left as it is: no call
 # Words a cut answer may use though the draft does not: they join, they carry no fact.
 _GLUE = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "with",
@@ -97,7 +96,7 @@ def clean_answer(raw: str) -> Optional[str]:
 
 
 def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    return [w.lower() for w in WORD.findall(text)]
 
 
 def shorten_prompt(question: str, draft: str, lang: str) -> Optional[list[dict]]:

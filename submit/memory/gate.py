@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
 from .. import prompts
+from .lang import WORD
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"
 TOP_K = 20  # alternatives asked for: vLLM's default max_logprobs, llama.cpp's and OpenAI's limit
@@ -30,7 +30,6 @@ MAX_CALLS = 64  # calibration prompts asked per language, at most
 MODES = ("off", "calibrated", "quote")
 QUOTE_MAX_TOKENS = 40  # a fact line or the head of an excerpt's line
 QUOTE_MIN_SHARE = 0.8  # of the quote's words that must stand in one line of the material
-_WORD = re.compile(r"[^\W_]+")
 
 
 def ask(lang: str) -> str:
@@ -67,11 +66,11 @@ def found_quote(reply: str, material: str) -> Optional[str]:
     `found_quote("- Я работаю сварщиком", "...\n- Я работаю сварщиком [сессия 2]\n...")` is the line."""
     lines = [ln.strip() for ln in reply.strip().splitlines() if ln.strip()]
     quote = lines[0].strip(" -•*«»\"'") if lines else ""
-    words = [w.lower() for w in _WORD.findall(quote)]
+    words = [w.lower() for w in WORD.findall(quote)]
     if not words or (len(words) <= 2 and words[0] in ("нет", "no")):
         return None
     for line in material.splitlines():
-        have = {w.lower() for w in _WORD.findall(line)}
+        have = {w.lower() for w in WORD.findall(line)}
         if sum(w in have for w in words) >= QUOTE_MIN_SHARE * len(words):
             return quote
     return None

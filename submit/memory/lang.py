@@ -3,7 +3,8 @@
 Two questions, two rules: `detect_lang` (which language a whole text is in: Cyrillic letters
 against Latin ones) chooses prompts and replies; `has_cyrillic` (any Cyrillic letter at all)
 chooses the time-phrase rules of `timeref` and the lemmatizer of `lexical`, where one Russian
-word decides. Used by `answer`, `timeref`, `lexical`, `dialogue` and the scripted LLM.
+word decides. `WORD` is the one spelling of a word for every module that splits text into words.
+Used by `answer`, `timeref`, `lexical`, `gate`, `items`, `dialogue` and the scripted LLM.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 NO_INFO = {"ru": "У меня нет такой информации.", "en": "I don't have that information."}
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z]", re.IGNORECASE)
+WORD = re.compile(r"[^\W_]+")  # a word: a run of letters and digits, any script
 
 
 def detect_lang(text: str) -> str:

@@ -5,12 +5,10 @@ are cached per word: dialogues repeat their vocabulary. Called by `index`.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-from .lang import has_cyrillic
+from .lang import WORD, has_cyrillic
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 STOP_RU = frozenset("""
 и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от
@@ -56,7 +54,7 @@ def normalize_word(word: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Lowercased, stop words dropped, each word lemmatized or stemmed."""
     tokens = []
-    for word in _WORD.findall(text.lower()):
+    for word in WORD.findall(text.lower()):
         if word in STOP_RU or word in STOP_EN:
             continue
         lemma = normalize_word(word)
