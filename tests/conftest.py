@@ -42,6 +42,8 @@ def imported_as_found(name: str) -> bool:
     for finder in sys.meta_path:  # importlib.util.find_spec would answer from sys.modules itself
         spec = finder.find_spec(name, None) if hasattr(finder, "find_spec") else None
         if spec is not None:
+            if spec.origin in ("frozen", "built-in"):  # the interpreter's own copy (runpy under xdist)
+                return True
             return spec.origin is not None and os.path.samefile(spec.origin, origin)
     return False
 
