@@ -30,15 +30,12 @@ def again(argv: list) -> str:
 
 def batch_report(llm, argv: list) -> None:
     """After a `collect:` pass: what is pending, where, and the command that goes on."""
-    state = llm_store.pending_state(llm)
-    if state is None:
-        return
-    pending, queued, folder = state
-    if not pending:
-        print(f"collect: no prompt is pending in {folder}")
-        return
-    tool = shlex.join([short(sys.executable), short(ROOT / "tools" / "answer_pending.py"), str(folder)])
-    print(f"collect: {pending} prompt(s) pending in {folder / llm_store.PENDING} ({queued} new in this pass).\n"
-          f"  Put their replies into {folder / llm_store.REPLIES} as {{\"key\", \"reply\"}} lines, e.g.\n"
-          f"    {tool} --llm openai:http://HOST:8000/v1#MODEL\n"
-          f"  then run again:\n    {again(argv)}")
+    for pending, queued, folder in llm_store.pending_state(llm):
+        if not pending:
+            print(f"collect: no prompt is pending in {folder}")
+            continue
+        tool = shlex.join([short(sys.executable), short(ROOT / "tools" / "answer_pending.py"), str(folder)])
+        print(f"collect: {pending} prompt(s) pending in {folder / llm_store.PENDING} ({queued} new in this pass).\n"
+              f"  Put their replies into {folder / llm_store.REPLIES} as {{\"key\", \"reply\"}} lines, e.g.\n"
+              f"    {tool} --llm openai:http://HOST:8000/v1#MODEL\n"
+              f"  then run again:\n    {again(argv)}")

@@ -110,6 +110,20 @@ def test_collect_queues_one_layer_per_record(tmp_path):
     assert llm.placeholders == 3
 
 
+def test_collect_behind_split_queues_every_records_answer(tmp_path):
+    """`split:FIXTURE;collect:DIR` (ours with a stand-in reader): each record's answer prompt is
+    queued, not only the first record's, and the run counts the placeholders the text side gave."""
+    from local_eval.llms import store
+    llm = make_llm(f"split:scripted;collect:{tmp_path}")
+    for chat in (CHAT, OTHER):
+        store.next_record(llm)
+        llm.generate([chat], max_tokens=5, purpose="answer")
+    keys = [json.loads(x)["key"] for x in (tmp_path / "pending.jsonl").read_text().splitlines()]
+    assert keys == [key(CHAT), key(OTHER)]
+    assert store.placeholders(llm) == 2
+    assert [(n, q) for n, q, _ in store.pending_state(llm)] == [(2, 2)]
+
+
 def test_a_collect_pass_drops_answered_and_damaged_lines_from_pending(tmp_path):
     rows = [{"key": key(c), "messages": c, "settings": settings_of(5, None)} for c in (CHAT, OTHER)]
     (tmp_path / "pending.jsonl").write_bytes(line(**rows[0]) + line(**rows[1]) + line(**rows[1]) + b'{"key": ')

@@ -274,22 +274,30 @@ class CollectLLM(ReplayLLM):
                 for c, k in zip(chats, keys)]
 
 
+def collectors(llm: Optional[LLM]) -> list:
+    """The `collect:` backends a spec made: itself, or those on either side of a `split:`."""
+    from .split import SplitLLM
+    if isinstance(llm, CollectLLM):
+        return [llm]
+    if isinstance(llm, SplitLLM):
+        return collectors(llm.structured) + collectors(llm.text)
+    return []
+
+
 def next_record(llm: Optional[LLM]) -> None:
     """A new record begins: a `collect:` backend may queue its prompts again."""
-    if isinstance(llm, CollectLLM):
-        llm.next_record()
+    for collector in collectors(llm):
+        collector.next_record()
 
 
 def placeholders(llm: Optional[LLM]) -> int:
-    """Placeholder replies a `collect:` backend has given so far; 0 for every other backend."""
-    return llm.placeholders if isinstance(llm, CollectLLM) else 0
+    """Placeholder replies the `collect:` backends have given so far; 0 for every other backend."""
+    return sum(collector.placeholders for collector in collectors(llm))
 
 
-def pending_state(llm: Optional[LLM]) -> Optional[tuple]:
-    """(prompts still waiting, prompts queued by this pass, the folder) of a `collect:` backend."""
-    if not isinstance(llm, CollectLLM):
-        return None
-    return len(llm.store.outstanding()), llm.queued, llm.store.dir
+def pending_state(llm: Optional[LLM]) -> list:
+    """(prompts still waiting, prompts queued by this pass, the folder) per `collect:` backend."""
+    return [(len(c.store.outstanding()), c.queued, c.store.dir) for c in collectors(llm)]
 
 
 def answer_pending(folder: str, llm: LLM, batch: int = 64) -> int:
