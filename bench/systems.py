@@ -1,27 +1,34 @@
 """Our memory beside the organizers' baseline and a plain RAG: one harness, one reader, one judge.
 
     .venv/bin/python bench/systems.py                  # the recorded table, replayed (seconds)
+    .venv/bin/python bench/systems.py --reader literal --benchmark locomo   # the stand-in's LoCoMo rows
     .venv/bin/python bench/systems.py --record         # record the reader's replies (hours on 2 cores)
     .venv/bin/python bench/systems.py --systems rag --record   # one system
 
-Each system answers the same questions (`SHARD` of the Russian dev set: every fourth question,
-all four dialogues) through `local_eval/run.py` with the same reader, the
-local Qwen2.5-Coder-1.5B (`READER`, a context of 8192 tokens on two CPU cores), and the same
-judge: ours as the contest class, its facts the recorded extraction of the capable stand-in (the
-reader's own extraction of a dialogue takes an hour here: `bench/extraction.py facts` measures it
-apart); the organizers' baseline (`local_eval/systems/baseline`, the whole history in the prompt,
-its latest 8192 tokens kept as vLLM's truncation keeps them) and a plain RAG
-(`local_eval/systems/rag`: the best turns by the same embedder into the same 8000 characters)
-as contest-format folders, unchanged, through local_eval's vLLM stand-in (`--submission`).
-`--record` asks the model and stores every reply with its token counts and seconds
-(`bench/stores/systems/`); without it every reply, the judge's included, is replayed from there,
-so the table prints in seconds on any machine. The judge's verdicts come from a fresh stand-in
-judge (a capable model given the benchmark's judge prompt, `collect:` batch mode), an upper bound
-on a judge, the same for every system.
+Each system answers the same questions through `local_eval/run.py` with the same reader and the
+same judge: ours as the contest class, its facts the benchmark's recorded extraction (the
+capable stand-in's: `bench/prompts.py`'s `SETS`; the reader's own extraction of a dialogue takes
+an hour here: `bench/extraction.py facts` measures it apart); the organizers' baseline
+(`local_eval/systems/baseline`, the whole history in the prompt, cut to the reader's context as
+the submission's own `truncate_prompt_tokens` cuts it) and a plain RAG (`local_eval/systems/rag`:
+the best turns by the same embedder into the same 8000 characters) as contest-format folders,
+unchanged, through local_eval's vLLM stand-in (`--submission`). Two readers (`READERS`):
+- `qwen1.5b`: the local Qwen2.5-Coder-1.5B with an 8192-token context on two CPU cores; every
+  system's prompt is held to that context, so the baseline keeps its history's latest 8192 tokens;
+  `--record` asks the model and stores every reply with its token counts and seconds;
+- `literal`: a literal stand-in reader (a capable model told to read like a small literal one:
+  the prompt only, facts first, every marker and rule as written), with the contest's 131,072-token
+  context, so the baseline's prompt is its whole history, as GigaChat reads it in the contest;
+  `--record` queues the prompts the store lacks in its `pending.jsonl` (`collect:` batch mode) for
+  stand-ins to answer (one per dialogue, reading its history once), and replays the rest.
+Without `--record` every reply, the judge's included, is replayed from `bench/stores/systems/`, so
+the table prints in seconds on any machine. The judge's verdicts come from a fresh stand-in judge
+(a capable model given the benchmark's judge prompt, `collect:` batch mode), an upper bound on a
+judge, the same for every system and reader.
 
 The table: per system, right answers per question type and overall, prompt tokens per question
 (every LLM call of the question's dialogue; ours counts its extraction and versions pass at the
-recorded fixture's estimate) and the reader's seconds per question as recorded.
+recorded fixture's estimate) and the reader's seconds per question as recorded (a stand-in's: –).
 """
 from __future__ import annotations
 
@@ -30,70 +37,116 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
-from bench.prompts import FIXTURES, RU
+from bench.prompts import DATA, RU, SETS
 from local_eval import jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 STORE = ROOT / "bench/stores/systems"
 RUNS = ROOT / "runs/systems"
 RESULTS = ROOT / "bench/results/systems"
-SHARD = "1/4"  # every fourth Russian dev question, every dialogue: what two shared cores recorded in an hour
-CONTEXT = 8192  # the reader's context in tokens: every system's prompts are held to it
-READER = f"llama:qwen2.5-coder-1.5b,ctx={CONTEXT}"
-BENCHMARKS = {  # name -> the run.py arguments that choose its questions
-    "ru_dev": ["--dataset", "gigamemory", "--data", str(RU / "ru_dev_questions.jsonl")],
+
+
+@dataclass(frozen=True)
+class Reader:
+    store: str  # its replies: STORE / store
+    live: Optional[str]  # the model that answers with --record; None: stand-ins answer the queued prompts
+    context: int  # tokens: the baseline's history is cut to it
+    shards: dict  # benchmark -> the run.py --shard that is recorded
+    parts: Optional[tuple] = None  # the benchmark parts it read (None: all)
+
+
+READERS = {
+    "qwen1.5b": Reader("qwen1.5b", "llama:qwen2.5-coder-1.5b,ctx=8192", 8192, {"ru_dev": "1/4", "locomo": "1/33"},
+                       parts=("dev",)),  # every fourth dev question: what two shared cores recorded in an hour
+    "literal": Reader("literal", None, 131072, {"ru_dev": "1/1", "locomo": "1/33"}),
 }
-SYSTEMS = {  # name -> the run.py arguments that make it
+# benchmark -> its parts (name -> the run.py arguments that choose their questions), and the
+# recorded source of ours' facts
+BENCHMARKS = {
+    "ru_dev": ({"sample": ["--dataset", "gigamemory", "--data", str(RU / "format_example.jsonl")],
+                "dev": ["--dataset", "gigamemory", "--data", str(RU / "ru_dev_questions.jsonl")]},
+               SETS["ru_dev"][2]),
+    "locomo": ({"dev": ["--dataset", "locomo", "--data", str(DATA / "locomo/locomo10_dev.json")]},
+               SETS["locomo"][2]),
+}
+SYSTEMS = {  # name -> the run.py arguments that make it (the reader's context joins the submissions')
     # recorded before the decline gate: its 64 calibration prompts (an hour or more for the 1.5B
-    # here) are not in the store yet, so ours runs without it (a llama: reader's default too)
+    # here) are not in the store yet, so ours runs without it (a stand-in gives no logprobs either)
     "ours": ["--gate", "off"],
-    "baseline": ["--submission", "local_eval/systems/baseline", "--submission-ctx", str(CONTEXT)],
-    "rag": ["--submission", "local_eval/systems/rag", "--submission-ctx", str(CONTEXT)],
+    "baseline": ["--submission", "local_eval/systems/baseline"],
+    "rag": ["--submission", "local_eval/systems/rag"],
 }
 
 
-def reader(record: bool) -> str:
-    return f"cache:{STORE / 'qwen1.5b'}+{READER}" if record else f"replay:{STORE / 'qwen1.5b'}"
+def spec(reader: Reader, record: bool) -> str:
+    folder = STORE / reader.store
+    if not record:
+        return f"replay:{folder}"
+    return f"cache:{folder}+{reader.live}" if reader.live else f"collect:{folder}"
 
 
-def command(system: str, benchmark: str, record: bool, shard: str = "1/1") -> list:
-    """The run.py command of one system on one benchmark (`shard`: run.py's --shard)."""
-    llm = reader(record)
+def parts(reader: Reader, benchmark: str) -> list:
+    return [name for name in BENCHMARKS[benchmark][0] if reader.parts is None or name in reader.parts]
+
+
+def command(system: str, benchmark: str, reader: Reader, part: str, record: bool, shard: str) -> list:
+    """The run.py command of one system on one part of a benchmark (`shard`: run.py's --shard)."""
+    choose, facts = BENCHMARKS[benchmark]
+    llm = spec(reader, record)
     if system == "ours":  # the recorded facts answer the schema prompts, the reader the rest
-        llm = f"split:{FIXTURES};{llm}"
-    return [sys.executable, "local_eval/run.py", *BENCHMARKS[benchmark], "--shard", shard, *SYSTEMS[system],
+        llm = f"split:{facts};{llm}"
+    own = ["--submission-ctx", str(reader.context)] if system != "ours" else []
+    return [sys.executable, "local_eval/run.py", *choose[part], "--shard", shard, *SYSTEMS[system], *own,
             "--llm", llm,
             "--judge", f"collect:{STORE / 'judge'}",  # the verdicts it lacks are queued for a judge
-            "--out", str(folder(system, benchmark, record))]
+            "--out", str(folder(system, benchmark, reader, part, record))]
 
 
-def folder(system: str, benchmark: str, record: bool) -> Path:
-    return RUNS / benchmark / (system + ("-record" if record else ""))
+def folder(system: str, benchmark: str, reader: Reader, part: str, record: bool) -> Path:
+    return RUNS / benchmark / reader.store / part / (system + ("-record" if record else ""))
 
 
-def run(system: str, benchmark: str, record: bool, shard: str) -> int:
-    """Run one system; its exit code returned (4: judge replies pending), else its last line said."""
-    done = subprocess.run(command(system, benchmark, record, shard), cwd=ROOT, capture_output=True, text=True)
+def run(system: str, benchmark: str, reader: Reader, part: str, record: bool, shard: str) -> int:
+    """Run one system; its exit code returned (4: replies pending), else its last line said."""
+    done = subprocess.run(command(system, benchmark, reader, part, record, shard), cwd=ROOT,
+                          capture_output=True, text=True)
     if done.returncode not in (0, 4):
         tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["(no output)"]
-        raise SystemExit(f"{system} on {benchmark}: run.py exited {done.returncode}: {tail[0]}")
+        raise SystemExit(f"{system} on {benchmark} ({part}): run.py exited {done.returncode}: {tail[0]}")
     return done.returncode
 
 
-def keep_seconds(benchmark: str, systems: list) -> None:
+def rows_of(system: str, benchmark: str, reader: Reader, record: bool) -> list:
+    """The system's result rows over the reader's parts, a resumed row replacing its first."""
+    rows = []
+    for part in parts(reader, benchmark):
+        latest = {r["id"]: r for r in jsonl.read_rows(folder(system, benchmark, reader, part, record) / "results.jsonl",
+                                                      lambda r: "id" in r)[0]}
+        rows += latest.values()
+    return rows
+
+
+def seconds_file(benchmark: str, reader: Reader) -> Path:
+    return RESULTS / f"{benchmark}.{reader.store}.json"
+
+
+def keep_seconds(benchmark: str, reader: Reader, systems: list) -> None:
     """The recording runs' mean seconds per question (the model answering, on this machine), kept
     in RESULTS for the replayed table."""
-    path = RESULTS / f"{benchmark}.json"
+    path = seconds_file(benchmark, reader)
     kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     for system in systems:
-        asked = {r["id"] for r in jsonl.read_rows(folder(system, benchmark, False) / "results.jsonl",
-                                                   lambda r: "id" in r)[0]}
+        asked = {r["id"] for r in rows_of(system, benchmark, reader, False)}
         first: dict = {}  # a question's first row is the model's; a resumed one replays from the store
-        for r in jsonl.read_rows(folder(system, benchmark, True) / "results.jsonl", lambda r: "id" in r)[0]:
-            if r["id"] in asked:
-                first.setdefault(r["id"], r)
+        for part in parts(reader, benchmark):
+            for r in jsonl.read_rows(folder(system, benchmark, reader, part, True) / "results.jsonl",
+                                     lambda r: "id" in r)[0]:
+                if r["id"] in asked:
+                    first.setdefault(r["id"], r)
         rows = list(first.values())
         if rows:
             kept[system] = {"seconds_per_question": round(sum(r["answer_time"] for r in rows) / len(rows), 1),
@@ -102,18 +155,16 @@ def keep_seconds(benchmark: str, systems: list) -> None:
     path.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
 
 
-def table(benchmark: str, systems: list) -> str:
+def table(benchmark: str, reader: Reader, systems: list) -> str:
     """The markdown table of the systems' rows as their run folders hold them."""
     per_type: dict = defaultdict(dict)
-    path = RESULTS / f"{benchmark}.json"
+    path = seconds_file(benchmark, reader)
     recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     lines = ["| system | " + " | ".join(["{types}", "all", "prompt tokens / question", "reader s / question"]) + " |"]
     types: list = []
     body = []
     for system in systems:
-        latest = {r["id"]: r for r in jsonl.read_rows(folder(system, benchmark, False) / "results.jsonl",
-                                                      lambda r: "id" in r)[0]}  # a resumed row replaces its first
-        rows = list(latest.values())
+        rows = rows_of(system, benchmark, reader, False)
         if not rows:
             continue
         for row in rows:
@@ -138,26 +189,40 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     p.add_argument("--benchmark", choices=tuple(BENCHMARKS), default="ru_dev")
+    p.add_argument("--reader", choices=tuple(READERS), default="qwen1.5b",
+                   help="whose replies: the local 1.5B's or the literal stand-in's (default: qwen1.5b)")
     p.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated, of: " + ", ".join(SYSTEMS))
-    p.add_argument("--shard", default=SHARD, help=f"run.py's --shard K/N: the questions (default: {SHARD}, "
-                   "what is recorded)")
+    p.add_argument("--shard", help="run.py's --shard K/N: the questions (default: the reader's recorded one: "
+                   + "; ".join(f"{n} {r.shards}" for n, r in READERS.items()) + ")")
     p.add_argument("--record", action="store_true", help="ask the reader (and queue the judge's prompts) "
-                   "for every prompt the store lacks; a model job of hours on two cores")
+                   "for every prompt the store lacks: a model job of hours on two cores, or prompts queued "
+                   "for stand-ins")
     args = p.parse_args(argv)
+    reader = READERS[args.reader]
+    shard = args.shard or reader.shards[args.benchmark]
     systems = [s for s in args.systems.split(",") if s]
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         p.error(f"unknown system {unknown[0]!r}; choose from {', '.join(SYSTEMS)}")
-    codes = {system: run(system, args.benchmark, args.record, args.shard) for system in systems}
+    todo = [(system, part) for system in systems for part in parts(reader, args.benchmark)]
+    codes = {key: run(*key[:1], args.benchmark, reader, key[1], args.record, shard) for key in todo}
+    if args.record and not reader.live and any(code == 4 for code in codes.values()):
+        print(f"{sum(c == 4 for c in codes.values())} of {len(codes)} runs wait for replies: the stand-ins' "
+              f"in {STORE / reader.store / 'pending.jsonl'} (answers into replies.jsonl as {{\"key\", \"reply\"}} "
+              f"lines), the judge's in {STORE / 'judge' / 'pending.jsonl'}; then run this again")
+        return 4
     if args.record:
-        codes = {system: run(system, args.benchmark, False, args.shard) for system in systems}
-        keep_seconds(args.benchmark, systems)
-    print(f"{args.benchmark}: reader {READER} (replies in {STORE.relative_to(ROOT)}), "
-          f"judge: a fresh stand-in judge's verdicts\n")
-    print(table(args.benchmark, systems))
-    pending = [s for s, code in codes.items() if code == 4]
+        codes = {key: run(*key[:1], args.benchmark, reader, key[1], False, shard) for key in todo}
+        if reader.live:
+            keep_seconds(args.benchmark, reader, systems)
+    who = reader.live or "a literal stand-in reader"
+    print(f"{args.benchmark} (--shard {shard}): reader {who} (replies in "
+          f"{(STORE / reader.store).relative_to(ROOT)}), judge: a fresh stand-in judge's verdicts\n")
+    print(table(args.benchmark, reader, systems))
+    pending = sorted({system for (system, _), code in codes.items() if code == 4})
     if pending:
-        print(f"\nincomplete (judge replies pending in {STORE / 'judge' / 'pending.jsonl'}): {', '.join(pending)}")
+        print(f"\nincomplete (replies pending in {STORE / reader.store / 'pending.jsonl'} or "
+              f"{STORE / 'judge' / 'pending.jsonl'}): {', '.join(pending)}")
     return 0
 
 

@@ -76,7 +76,10 @@ def copy_checkout(dest: Path) -> Path:
     if listed.returncode:
         return None
     for name in filter(None, listed.stdout.split("\0")):
-        if (ROOT / name).is_file():
+        if (ROOT / name).is_symlink():  # as git checks it out (local_eval/systems/rag/memory)
+            (dest / "repo" / name).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(ROOT / name), dest / "repo" / name)
+        elif (ROOT / name).is_file():
             (dest / "repo" / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, dest / "repo" / name)
     if SHARED_DATA.is_dir():
