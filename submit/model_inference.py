@@ -323,6 +323,14 @@ class SubmitModelWithMemory(ModelWithMemory):
                 "gated": trace.p_yes is not None and threshold is not None and trace.p_yes < threshold,
                 "calibration": calibration.as_dict()}
 
+    def _items_stats(self, key: str) -> Optional[list]:
+        """The last answer's list judge: each fact it read with its P(yes) and whether it was kept."""
+        trace = self.traces.get(key)
+        if trace is None or not trace.items:
+            return None
+        return [{"fact": fact, "p_yes": None if p is None else round(p, 4), "kept": keep}
+                for fact, p, keep in trace.items]
+
     def memory_stats(self, dialogue_id: str) -> Optional[dict]:
         key = clean_text(dialogue_id)
         memory = self.memories.get(key)
@@ -334,7 +342,7 @@ class SubmitModelWithMemory(ModelWithMemory):
             return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
                     "extraction": dict(memory.extraction), "facts": len(memory.facts),
                     "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget,
-                    "gate": self._gate_stats(key)}
+                    "gate": self._gate_stats(key), "items": self._items_stats(key)}
         except RuntimeError:  # an abandoned worker changed the ledger while it was read
             log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])
             return None

@@ -288,6 +288,9 @@ def test_lists_by_selection_show_the_kept_facts_and_join_what_the_reader_left_ou
     assert "врачом" not in answer_chat.split("Выдержки")[0]  # the judged-out fact is not shown
     assert [p for _, p in llm.scored] == ["items"] * 3
     assert m.memories["d"].ledger.calls["items"] == 3
+    judged = {row["fact"]: (row["p_yes"], row["kept"]) for row in m.memory_stats("d")["items"]}
+    assert judged == {"Пользователь играет в футбол.": (0.9, True), "Пользователь играет в пинг-понг.": (0.9, True),
+                      "Жена пользователя работает врачом.": (0.1, False)}
 
 
 def test_one_kept_fact_changes_nothing_and_off_asks_nothing():

@@ -107,6 +107,7 @@ class Answer:
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
     declined: bool = False  # the abstention check or the decline gate found no answer in the material
     p_yes: Optional[float] = None  # the decline gate's reading, where it asked
+    items: tuple = ()  # (fact statement, P(yes), kept) per fact the list judge read, where it read them
     timings: dict = field(default_factory=dict)
 
 
@@ -166,7 +167,8 @@ class DialogueMemory:
         declined = self.settings.abstain == "before" and self._declines(prompt, lang, "before")
         p_yes = None if declined else self._gate(prompt, question, lang)
         declined = declined or (p_yes is not None and p_yes < self.thresholds[lang])
-        kept = [] if declined else self._items(question, lines, lang)
+        judged = [] if declined else self._items(question, lines, lang)
+        kept = [line for line, _, keep in judged if keep] if sum(keep for _, _, keep in judged) >= 2 else []
         text = None if declined else self._draft(prompt(shown=kept or lines), question, lang)
         if text and text != answer_step.NO_INFO[lang] and self.settings.abstain == "after":
             declined = self._declines(prompt, lang, "after", text)
@@ -174,17 +176,19 @@ class DialogueMemory:
             text = items.joined(text, kept, lang)
         return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
                       context=context, lang=lang, facts=tuple(kept or lines), declined=declined, p_yes=p_yes,
+                      items=tuple((line.fact.statement, score, keep) for line, score, keep in judged),
                       fallback=None if text or declined else EMPTY_ANSWER, timings=dict(self.timings))
 
     def _items(self, question: str, lines: list, lang: str) -> list:
-        """Lists by selection (items.py): the shown facts the reader keeps, where it keeps two or
-        more (the question asks for several things); [] otherwise, and where it is off."""
+        """Lists by selection (items.py): (line, P(yes), kept) for each shown fact as the reader
+        judged it; [] where it is off. Where it keeps two or more the question asks for several
+        things, and the answer reads the kept ones."""
         if self.settings.lists == "off" or len(lines) < 2 or not self.llm.gives_logprobs:
             return []
         with self.stage("items"):
-            kept, generations = items.judge(self.llm, question, lines, lang)
+            scores, generations = items.judge(self.llm, question, lines, lang)
         self.ledger.add(ITEMS, generations)
-        return kept if len(kept) >= 2 else []
+        return [(line, score, items.keeps(score)) for line, score in zip(lines, scores)]
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
         """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""

@@ -10,30 +10,34 @@ One kept fact or none changes nothing. Called by `dialogue` (Settings.lists); pu
 """
 from __future__ import annotations
 
-import re
-from typing import Sequence
+from typing import Optional, Sequence
 
 from .. import prompts
+from .lang import WORD
 from .gate import TOP_K, p_yes
 from .llm import ITEMS
 from .slots import FactLine
 
 KEEP = 0.5
 MODES = ("off", "select")
-_WORD = re.compile(r"[^\W_]+")
 ALSO = {"ru": "также: ", "en": "also: "}
 
 
-def judge(llm, question: str, lines: Sequence[FactLine], lang: str) -> tuple[list[FactLine], list]:
-    """The lines the reader judges to name what the question asks for, and the generations spent."""
+def judge(llm, question: str, lines: Sequence[FactLine], lang: str) -> tuple[list[Optional[float]], list]:
+    """Each line's P(yes) that it names what the question asks for (None: the reply names neither
+    word), and the generations spent."""
     chats = [prompts.render("items", lang, question=question, fact=line.fact.statement) for line in lines]
     replies = llm.generate(chats, max_tokens=1, purpose=ITEMS, logprobs=TOP_K)
-    kept = [line for line, reply in zip(lines, replies) if (p_yes(reply.top, lang) or 0.0) >= KEEP]
-    return kept, list(replies)
+    return [p_yes(reply.top, lang) for reply in replies], list(replies)
+
+
+def keeps(score: Optional[float], keep: float = KEEP) -> bool:
+    """Whether a line with this P(yes) is kept (an unreadable reply is not)."""
+    return score is not None and score >= keep
 
 
 def _stems(text: str) -> set:
-    return {w.lower()[:5] for w in _WORD.findall(text) if len(w) >= 3}
+    return {w.lower()[:5] for w in WORD.findall(text) if len(w) >= 3}
 
 
 def joined(answer: str, kept: Sequence[FactLine], lang: str) -> str:
