@@ -31,6 +31,8 @@ of no-answer questions declined against the share of answerable ones, and the be
 `--false-rate`, chosen and reported on the same questions (in-sample). `--gate 'p_yes<@FILE'`
 applies instead the threshold the contest's own rule (`gate.calibrate`) chooses on the gate rows
 of FILE — a `read` of the shipped calibration prompts by the same model: out of sample.
+`items` reads a contest-path run with lists by selection (`run.py --lists select`): per list
+question, how many facts the reader's one-token judge kept, and where the gold items' facts rank.
 """
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ from local_eval import jsonl
 from submit.memory import answer as answer_step
 from submit.memory import gate as contest_gate
 from submit.memory.gate import with_ask  # the one definition: the contest's gate builds its chats with it
+
+ITEM_GOLD = Path(__file__).resolve().parent / "fixtures/list_items_ru.json"
 EVIDENCE_ASK = {
     "ru": 'Ответь в JSON: {"evidence": [строки фактов и выдержек выше, где есть ответ, дословно; все, если '
           'ответ — перечень; [] если таких нет], "answer": "ответ одним предложением"}',
@@ -367,6 +371,31 @@ def gate(args) -> int:
     return 0
 
 
+def items(args) -> int:
+    """Per list question of a `--lists select` run: facts judged and kept, the gold items' facts
+    (`--gold`: a fact names an item when it holds one of the item stems) with their P(yes) ranks,
+    and the judge's AUC for gold facts against the rest within the question."""
+    gold = {k: v for k, v in json.loads(Path(args.gold).read_text(encoding="utf-8")).items() if not k.startswith("_")}
+    rows = [r for r in jsonl.read_rows(Path(args.results), lambda r: "id" in r)[0] if r["id"] in gold]
+    print("| question | facts judged | kept | gold facts | their P(yes) ranks | AUC gold vs rest |")
+    print("|---|---|---|---|---|---|")
+    aucs = []
+    for row in rows:
+        judged = (row.get("stats") or {}).get("items") or []
+        scores = [x["p_yes"] or 0.0 for x in judged]
+        named = [any(stem.lower() in x["fact"].lower() for stem in gold[row["id"]]) for x in judged]
+        order = sorted(range(len(scores)), key=lambda j: -scores[j])
+        ranks = sorted(order.index(j) + 1 for j, hit in enumerate(named) if hit)
+        value = contest_gate.auc([s for s, hit in zip(scores, named) if hit],
+                                 [s for s, hit in zip(scores, named) if not hit])
+        aucs.append(value)
+        print(f"| {row['id']} | {len(judged)} | {sum(x['kept'] for x in judged)} | {sum(named)} | "
+              f"{', '.join(map(str, ranks))} | {'–' if value is None else f'{value:.2f}'} |")
+    known = [a for a in aucs if a is not None]
+    print(f"mean AUC {sum(known) / len(known):.2f} over {len(known)} list questions" if known else "no list question")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -397,8 +426,12 @@ def main(argv=None) -> int:
     g.add_argument("--prompts", nargs="+", required=True, help="prompt files with signals (bench/prompts.py)")
     g.add_argument("--reading", nargs="*", default=[], help="`read` rows whose gate way gives p_yes")
     g.add_argument("--false-rate", type=float, default=0.05, help="answerable questions the gate may decline")
+    i = sub.add_parser("items", help="how the list judge of a contest-path run (--lists select) kept the facts")
+    i.add_argument("results", help="a local_eval run's results.jsonl (its rows' stats hold the judged facts)")
+    i.add_argument("--gold", default=str(ITEM_GOLD), help="question id -> stems of its gold items (JSON)")
     args = p.parse_args(argv)
-    return {"answer": answer, "read": read, "judge": judge, "table": table, "gate": gate}[args.command](args)
+    return {"answer": answer, "read": read, "judge": judge, "table": table, "gate": gate,
+            "items": items}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -89,3 +89,19 @@ def test_the_gate_fit_reports_the_best_threshold_at_the_false_rate(tmp_path, cap
     assert readers.main(["gate", "--prompts", str(prompts)]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if "fact_dense" in line)
     assert row == "| ru_dev | 4 (2) | fact_dense | 0.50 | 0.00 | 0.8 |"  # below 0.8: one of two declined, none answerable
+
+
+def test_items_ranks_the_gold_facts_of_a_list_run(tmp_path, capsys):
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"_about": "stems", "q1": ["футбол", "пинг"]}, ensure_ascii=False), encoding="utf-8")
+    judged = [{"fact": "Пользователь играет в футбол.", "p_yes": 0.9, "kept": True},
+              {"fact": "Фамилия пользователя — Смирнов.", "p_yes": 0.8, "kept": True},
+              {"fact": "Пользователь играет в пинг-понг.", "p_yes": 0.7, "kept": True},
+              {"fact": "Жена пользователя — врач.", "p_yes": 0.2, "kept": False}]
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in
+                                 [{"id": "q1", "stats": {"items": judged}}, {"id": "q2", "stats": {}}]), encoding="utf-8")
+    assert readers.main(["items", str(results), "--gold", str(gold)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "| q1 | 4 | 3 | 2 | 1, 3 | 0.75 |" in out  # gold ranks 1 and 3; 3 of 4 pairs ordered right
+    assert out[-1] == "mean AUC 0.75 over 1 list questions"
