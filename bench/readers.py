@@ -6,7 +6,7 @@ gate, the judge's queue and the table.
     .venv/bin/python bench/readers.py read --prompts P.jsonl --way plain --way evidence \
         --model qwen2.5-coder-1.5b --out R.jsonl
     .venv/bin/python bench/readers.py judge A.jsonl [R.jsonl ...] --verdicts V.jsonl --pending J.jsonl [--gate G]
-    .venv/bin/python bench/readers.py table A.jsonl [R.jsonl ...] --verdicts V.jsonl [--gate 'p_yes<0.61'] [--out T.md]
+    .venv/bin/python bench/readers.py table A.jsonl [R.jsonl ...] --verdicts V.jsonl [--gate 'p_yes<0.61'] [--empty]
     .venv/bin/python bench/readers.py gate --prompts P.jsonl [--reading R.jsonl]
 
 Prompt files come from `bench/prompts.py` (`{"id", "question", "gold", "question_type",
@@ -31,6 +31,7 @@ of no-answer questions declined against the share of answerable ones, and the be
 `--false-rate`, chosen and reported on the same questions (in-sample). `--gate 'p_yes<@FILE'`
 applies instead the threshold the contest's own rule (`gate.calibrate`) chooses on the gate rows
 of FILE — a `read` of the shipped calibration prompts by the same model: out of sample.
+`empty` counts the recorded answers the contest's empty-answer decline would decline.
 `items` reads a contest-path run with lists by selection (`run.py --lists select`): per list
 question, how many facts the reader's one-token judge kept, and where the gold items' facts rank.
 """
@@ -238,10 +239,11 @@ def final(row: dict, declined: bool) -> str:
     return no_info(row) if declined else row["answer"]
 
 
-def variants(row: dict, declined: dict, gate: str) -> list[tuple[str, str, str]]:
+def variants(row: dict, declined: dict, gate: str, empty: bool = False) -> list[tuple[str, str, str]]:
     """(way, the way it adds a decline to, answer) for each answer a row stands for: the reader's
     own, then with the abstention check it asked ("check before", "check after": its no declines),
-    or with the gate (`--gate`: the gate row's signal below the threshold declines)."""
+    or with the gate (`--gate`: the gate row's signal below the threshold declines); with `empty`,
+    also with the contest's empty-answer decline (`answer.adds_nothing`), alone and with the gate."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
     out = [(way, way, row["answer"])]
     for mode in CHECKS:
@@ -250,14 +252,19 @@ def variants(row: dict, declined: dict, gate: str) -> list[tuple[str, str, str]]
     key = (row["file"], row.get("set"), row["id"])
     if key in declined:
         out.append((f"{way} + gate {gate}", way, final(row, declined[key])))
+    if empty:
+        said_nothing = bool(row["answer"]) and answer_step.adds_nothing(row["answer"], row["question"])
+        out.append((f"{way} + empty", way, final(row, said_nothing)))
+        if key in declined:
+            out.append((f"{way} + empty + gate {gate}", way, final(row, said_nothing or declined[key])))
     return out
 
 
-def answered(paths, gate: str) -> list[tuple[dict, str, str, str]]:
+def answered(paths, gate: str, empty: bool = False) -> list[tuple[dict, str, str, str]]:
     """(row, way, base way, answer) for every answer of the readers' rows (the gate's own rows aside)."""
     rows = rows_of(paths)
     declined = gated(rows, gate)
-    return [(row, *v) for row in rows if row.get("way") != "gate" for v in variants(row, declined, gate)]
+    return [(row, *v) for row in rows if row.get("way") != "gate" for v in variants(row, declined, gate, empty)]
 
 
 def verdicts(path: str) -> dict:
@@ -269,7 +276,7 @@ def verdicts(path: str) -> dict:
 def judge(args) -> int:
     """The items no verdict covers yet, one per (question, answer), for a judge to read."""
     known, items, seen = verdicts(args.verdicts), [], set()
-    for row, _, _, text in answered(args.answers, calibrated(args.gate)[0]):
+    for row, _, _, text in answered(args.answers, calibrated(args.gate)[0], args.empty):
         key = (row["question"], text)
         if key not in known and key not in seen:
             seen.add(key)
@@ -284,7 +291,7 @@ def table(args) -> int:
     counts: dict = {}  # (file, set, way) -> question type -> [right, n]; and each way's base
     bases, missing = {}, 0
     gate, note = calibrated(args.gate)
-    for row, way, base, text in answered(args.answers, gate):
+    for row, way, base, text in answered(args.answers, gate, args.empty):
         verdict = known.get((row["question"], text))
         missing += verdict is None
         name = (row["file"], row.get("set") or "–", way)
@@ -295,7 +302,7 @@ def table(args) -> int:
             cell[1] += 1
     kinds = sorted({k for c in counts.values() for k in c} - {"ALL"}) + ["ALL"]
     command = " ".join([".venv/bin/python bench/readers.py table", *args.answers, "--verdicts", args.verdicts]
-                       + ([f"--gate '{args.gate}'"] if args.gate else []))
+                       + ([f"--gate '{args.gate}'"] if args.gate else []) + (["--empty"] if args.empty else []))
     lines = [f"# Readers on fixed answer prompts\n\n`{command}`\n",
              "| answers | set | way | " + " | ".join(kinds) + " |", "|---|---|---|" + "---|" * len(kinds)]
     for name, cells in counts.items():
@@ -371,6 +378,33 @@ def gate(args) -> int:
     return 0
 
 
+def empty(args) -> int:
+    """Every recorded answer the contest's empty-answer decline (`answer.adds_nothing`) would turn
+    into "no information", by whether its question has an answer; answers already declining and
+    the gate's own rows aside. Files: answer rows with `question`, `answer` and `question_type`
+    (readers' rows, run.py's results.jsonl)."""
+    import glob
+    paths = sorted({p for pattern in args.files for p in glob.glob(pattern, recursive=True)})
+    counts: dict = defaultdict(int)
+    declined = []
+    for path in paths:
+        for row in jsonl.read_rows(Path(path), lambda r: "question" in r and "answer" in r)[0]:
+            text, question = row.get("answer") or "", row["question"]
+            if row.get("way") == "gate" or not text or text.strip() in answer_step.NO_INFO.values():
+                continue
+            kind = "no answer" if row.get("question_type") in ("no_info", "adversarial") else "answerable"
+            counts[kind] += 1
+            if answer_step.adds_nothing(text, question):
+                counts[kind + " declined"] += 1
+                declined.append((kind, question, text))
+    print(f"{len(paths)} files, {counts['answerable'] + counts['no answer']} answers: answerable "
+          f"{counts['answerable declined']} of {counts['answerable']} declined, no answer "
+          f"{counts['no answer declined']} of {counts['no answer']} declined")
+    for kind, question, text in sorted(set(declined)):
+        print(f"  {kind}: {question} | {text}")
+    return 0
+
+
 def items(args) -> int:
     """Per list question of a `--lists select` run: facts judged and kept, the gold items' facts
     (`--gold`: a fact names an item when it holds one of the item stems) with their P(yes) ranks,
@@ -418,6 +452,8 @@ def main(argv=None) -> int:
         s.add_argument("--verdicts", default="", required=name == "table",
                        help="verdicts JSONL ({question, answer, correct})")
         s.add_argument("--gate", default="", help="SIGNAL<THRESHOLD: decline where the gate row's signal is below")
+        s.add_argument("--empty", action="store_true", help="also the answers with the contest's empty-answer "
+                       "decline (an answer naming nothing the question does not: submit/memory/answer.py)")
         if name == "judge":
             s.add_argument("--pending", required=True, help="where to write the items to judge")
         else:
@@ -429,8 +465,11 @@ def main(argv=None) -> int:
     i = sub.add_parser("items", help="how the list judge of a contest-path run (--lists select) kept the facts")
     i.add_argument("results", help="a local_eval run's results.jsonl (its rows' stats hold the judged facts)")
     i.add_argument("--gold", default=str(ITEM_GOLD), help="question id -> stems of its gold items (JSON)")
+    e = sub.add_parser("empty", help="the recorded answers the empty-answer decline would turn into no information")
+    e.add_argument("files", nargs="*", default=["bench/results/**/*.jsonl"],
+                   help="answer files or glob patterns (default: every JSONL under bench/results)")
     args = p.parse_args(argv)
-    return {"answer": answer, "read": read, "judge": judge, "table": table, "gate": gate,
+    return {"answer": answer, "empty": empty, "read": read, "judge": judge, "table": table, "gate": gate,
             "items": items}[args.command](args)
 
 

@@ -181,6 +181,9 @@ OPTIONS = (
            "[default: calibrated, as in the contest; off for a llama: reader, whose "
            "64 calibration calls take an hour or more on a CPU]",
            {"choices": GATE_MODES}, ANSWER, True, path="memory.gate"),
+    Option("decline_empty", bool, "decline an answer that names nothing the question does not (no call) "
+           "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.decline_empty",
+           default=TREE),
     Option("lists", str, "lists by selection: each fact shown to the answer step judged against the question "
            "(one batched one-token call); where two or more are kept, the reader sees only those and the values it "
            "leaves out are joined to its answer [default: {default}, as in the contest]",

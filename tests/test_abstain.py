@@ -113,3 +113,28 @@ def test_the_check_is_the_answers_call_not_extraction_in_the_time_budget():
         assert (ticket.calls_done, ticket.extract_prompts) == (3, 3)  # the extraction stage: both
     finally:
         guard.bind(None)
+
+
+@pytest.mark.parametrize("draft, question, empty", [
+    ("Мопс моей бабушки — мопс.", "Как зовут мопса моей бабушки?", True),
+    ("Я избирался в депутаты из партии [сессия 14].", "От какой партии я избирался в депутаты?", True),
+    ("Вы живёте в Омске.", "Где я живу?", False),
+    ("В трёх странах.", "В каких странах я побывала?", False),  # a numeral the stop list holds names a count
+    ("Ваша фамилия — Росляков.", "Какая у меня фамилия?", False),
+    ("Your dog is your dog.", "What is my dog's name?", True),
+    ('"That".', "What is one of Tim's favorite fantasy TV shows?", False),  # a quoted title names it
+    ("Вы играете в футбол.", "Играю ли я в футбол?", False),  # a yes/no question, answered yes
+])
+def test_an_answer_that_names_nothing_the_question_does_not_is_empty(draft, question, empty):
+    assert answer.adds_nothing(draft, question) is empty
+
+
+def test_an_empty_draft_is_declined_unless_turned_off():
+    model, _ = make_model([router('{"found": true}', "Вы живёте там, где живёте.")] * 20, memory=Settings())
+    from models import Message
+    model.write_to_memory([Message("user", "Я живу в Омске.", 1), Message("assistant", "Понятно.", 1)], "d")
+    assert model.answer_to_question("d", "Где я живу?") == NO_INFO and model.trace("d").declined
+    kept, _ = make_model([router('{"found": true}', "Вы живёте там, где живёте.")] * 20,
+                         memory=Settings(decline_empty=False))
+    kept.write_to_memory([Message("user", "Я живу в Омске.", 1), Message("assistant", "Понятно.", 1)], "d")
+    assert kept.answer_to_question("d", "Где я живу?") == "Вы живёте там, где живёте."

@@ -105,3 +105,16 @@ def test_items_ranks_the_gold_facts_of_a_list_run(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert "| q1 | 4 | 3 | 2 | 1, 3 | 0.75 |" in out  # gold ranks 1 and 3; 3 of 4 pairs ordered right
     assert out[-1] == "mean AUC 0.75 over 1 list questions"
+
+
+def test_empty_counts_the_answers_the_contest_would_decline_by_kind(tmp_path, capsys):
+    rows = [{"question": "Как зовут мопса моей бабушки?", "answer": "Мопс моей бабушки — мопс.", "question_type": "no_info"},
+            {"question": "Какая у меня фамилия?", "answer": "Ваша фамилия — Росляков.", "question_type": "fact_equal_session"},
+            {"question": "Где я живу?", "answer": "У меня нет такой информации.", "question_type": "no_info"},
+            {"question": "Где я живу?", "answer": None, "way": "gate", "p_yes": 0.3}]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    assert readers.main(["empty", str(answers)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "1 files, 2 answers: answerable 0 of 1 declined, no answer 1 of 1 declined"
+    assert out[1:] == ["  no answer: Как зовут мопса моей бабушки? | Мопс моей бабушки — мопс."]

@@ -123,3 +123,39 @@ def shortened(draft: str, question: str, raw: str) -> str:
         return draft
     vocabulary = set(_words(draft)) | set(_words(question))
     return cut if all(_known(w, vocabulary) for w in _words(cut)) else draft
+
+
+# A session marker the reader copied from the context ("[сессия 14]"): no part of an answer.
+_MARKER = re.compile(r"\[(?:сессия|session)[^\]]*\]", re.IGNORECASE)
+# Words that address or point and name nothing: an answer made of them and the question's words
+# says nothing (the stop lists lack the possessives). The stop lists' numerals do name something.
+_POINTERS = frozenset("ваш твой наш мой свой его её их your yours my mine our".split())
+_NUMERALS = frozenset("один два три".split())
+# A question with none of these asks yes or no, and an answer that repeats it says yes.
+_WH = frozenset("кто что какой чей где куда откуда когда сколько как почему зачем отчего "
+                "who whom whose what which where when how why".split())
+
+
+# A quoted title names what it quotes, stop words and all (a show called "That").
+_QUOTED = re.compile(r"[«\"“„]([^»\"”“]+)(?:[»\"”“]|$)")
+
+
+def _named(text: str) -> set:
+    from .lexical import STOP_EN, STOP_RU, normalize_word
+    text = _MARKER.sub(" ", text).lower()
+    lemmas = {normalize_word(w) for w in WORD.findall(text)}
+    quoted = {normalize_word(w) for span in _QUOTED.findall(text) for w in WORD.findall(span)}
+    return quoted | {w for w in lemmas if w in _NUMERALS or not (w in STOP_RU or w in STOP_EN or w in _POINTERS)}
+
+
+def adds_nothing(answer: str, question: str) -> bool:
+    """The answer names nothing the question does not: every word it has, less session markers and
+    words that only join, address or point, is one of the question's words (by lemma).
+    `adds_nothing("Мопс моей бабушки — мопс.", "Как зовут мопса моей бабушки?")` is True;
+    `adds_nothing("В трёх странах.", "В каких странах я побывала?")` is False, and so is any answer
+    to a yes/no question (no question word: «Играю ли я в футбол?»). A small reader
+    asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
+    from .lexical import normalize_word
+    if not {normalize_word(w) for w in WORD.findall(question.lower())} & _WH:
+        return False
+    return not (_named(answer) - _named(question))

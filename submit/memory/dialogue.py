@@ -71,6 +71,10 @@ class Settings:
     # "quote" asks first for the line that holds the answer, checks it stands in the material, and
     # asks P(yes) of that line against the question on its own (gate.read).
     gate: str = field(default="calibrated", metadata=one_of(gate.MODES))
+    # An answer that names nothing the question does not («Мопс моей бабушки — мопс.») is declined
+    # (answer.adds_nothing: no call; on the recorded answers it declined 6 no-answer drafts and
+    # no right one, bench/results/reading.md).
+    decline_empty: bool = True
     # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
     # answerable calibration prompts, and the gate is on only where, with this share of questions
     # without an answer (one of the contest's four types), it wins more declines than it loses answers.
@@ -172,6 +176,8 @@ class DialogueMemory:
         text = None if declined else self._draft(prompt(shown=kept or lines), question, lang)
         if text and text != answer_step.NO_INFO[lang] and self.settings.abstain == "after":
             declined = self._declines(prompt, lang, "after", text)
+        if text and not declined and self.settings.decline_empty and answer_step.adds_nothing(text, question):
+            declined = True
         if text and kept and not declined and text != answer_step.NO_INFO[lang]:
             text = items.joined(text, kept, lang)
         return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
