@@ -55,6 +55,8 @@ def bounded_schemas() -> None:
 
 def purpose_of(params) -> str:
     guided = params.guided_decoding
+    if guided is None and params.logprobs:  # the decline gate's one token, its calibration's too
+        return "yes/no P(yes)"
     if guided is None:
         return "answer"
     return PURPOSES.get(json.dumps(guided.json), "other schema")
@@ -116,7 +118,7 @@ def run_sample(model, records: list, recorder: Recorder) -> list:
         rows.append({"id": record.id, "question_type": record.question_type, "question": record.question,
                      "gold": record.gold, "answer": result.answer, "answer_time": round(result.answer_time, 1),
                      "sessions": len(record.sessions), "pairs": len(harness.pairs(harness.flatten(record)[0])),
-                     "ledger": stats.get("llm"), "extraction": stats.get("extraction")})
+                     "ledger": stats.get("llm"), "extraction": stats.get("extraction"), "gate": stats.get("gate")})
     return rows
 
 
@@ -206,6 +208,14 @@ def markdown(result: dict) -> str:
         calls = (r["ledger"] or {}).get("calls")
         lines.append(f"| {r['id']} | {r['question_type']} | {r['sessions']} | {r['pairs']} | {r['answer_time']} | "
                      f"{calls} | {r['answer'][:120]} | {r['gold'][:80]} |")
+    for lang, calibration in sorted((result.get("calibrations") or {}).items()):
+        gated = [r for r in result["records"] if (r.get("gate") or {}).get("p_yes") is not None]
+        lines += ["", f"Decline gate ({lang}), calibrated by this run's own model on "
+                  f"{calibration['answerable'] + calibration['unanswerable']} shipped prompts "
+                  f"({calibration['calls']} call(s)): {'on' if calibration['on'] else 'off'}, {calibration['why']}; "
+                  f"AUC {calibration['auc']}, threshold {calibration['threshold']}. Per record, P(yes): "
+                  + (", ".join(f"{r['id']} {r['gate']['p_yes']:.3f}" + (" (declined)" if r["gate"]["gated"] else "")
+                               for r in gated) or "none asked") + "."]
     if result.get("behaviours"):
         lines += ["", "Engine behaviours on real vLLM:", "", "```json",
                   json.dumps(result["behaviours"], ensure_ascii=False, indent=1), "```"]
@@ -246,7 +256,8 @@ def main(argv=None) -> int:
         "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)], "startup_s": startup,
         "llm": backend.name, "fallbacks": dict(model.fallbacks),
         "schema_refused": backend.stats["schema_refused"], "cut": backend.stats["cut_json"],
-        "by_batch": summarize(recorder.calls), "records": rows}
+        "by_batch": summarize(recorder.calls), "records": rows,
+        "calibrations": {lang: c.as_dict() for lang, c in model.calibrations.items()}}
     if not args.no_behaviours:
         result["behaviours"] = behaviours(backend, recorder)
     result["calls"] = recorder.calls
