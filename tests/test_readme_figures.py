@@ -131,6 +131,7 @@ def checkout(tmp_path_factory):
     repo = copy_checkout(tmp_path_factory.mktemp("figures"))
     if repo is None:
         pytest.skip("the figures test copies the checkout with git")
+    (ROOT / ".cache").mkdir(exist_ok=True)  # a fresh clone has none yet, and a link to nothing blocks makedirs
     (repo / ".cache").symlink_to(ROOT / ".cache")
     if (ROOT / ".models").is_dir():  # `make install`'s models: a replay through --submission reads their tokenizer
         (repo / ".models").symlink_to(ROOT / ".models")
