@@ -192,6 +192,7 @@ def markdown(result: dict) -> str:
              f"Start-up (the contest class: engine, then embedder): **{result['startup_s']:.0f} s**; "
              f"backend `{result['llm']}`, fallbacks {result['fallbacks'] or 'none'}, "
              f"schemas refused by xgrammar in the run: {result['schema_refused']}, replies cut: {result['cut']}.",
+             "", "(`cut`: replies that stopped at max_tokens; a one-token P(yes) call always does.)",
              "", "| purpose | batch | calls | prompts | s/prompt | prompt tok | output tok | max_tokens | cut |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in result["by_batch"]:
@@ -211,8 +212,8 @@ def markdown(result: dict) -> str:
     for lang, calibration in sorted((result.get("calibrations") or {}).items()):
         gated = [r for r in result["records"] if (r.get("gate") or {}).get("p_yes") is not None]
         lines += ["", f"Decline gate ({lang}), calibrated by this run's own model on "
-                  f"{calibration['answerable'] + calibration['unanswerable']} shipped prompts "
-                  f"({calibration['calls']} call(s)): {'on' if calibration['on'] else 'off'}, {calibration['why']}; "
+                  f"{calibration['calls']} shipped prompts (one token each, their calls in the table's "
+                  f"`yes/no P(yes)` rows): {'on' if calibration['on'] else 'off'}, {calibration['why']}; "
                   f"AUC {calibration['auc']}, threshold {calibration['threshold']}. Per record, P(yes): "
                   + (", ".join(f"{r['id']} {r['gate']['p_yes']:.3f}" + (" (declined)" if r["gate"]["gated"] else "")
                                for r in gated) or "none asked") + "."]

@@ -144,7 +144,7 @@ def test_the_rehearsal_tables_count_per_batch_size_and_read_the_pipelines_own_co
 def test_the_rehearsal_report_says_what_the_calibration_chose_and_what_the_gate_read():
     from bench import vllm_rehearsal as rehearsal
     calibration = {"lang": "ru", "on": True, "why": "declines 40% of unanswerable at 3% of answerable",
-                   "threshold": 0.57, "answerable": 32, "unanswerable": 32, "auc": 0.71, "calls": 1}
+                   "threshold": 0.57, "answerable": 32, "unanswerable": 32, "auc": 0.71, "calls": 64}
     records = [{"id": "1", "question_type": "no_info", "sessions": 4, "pairs": 27, "answer_time": 9.0,
                 "ledger": {"calls": 30}, "answer": "У меня нет такой информации.", "gold": "нет", "extraction": {},
                 "gate": {"p_yes": 0.41, "gated": True}},
@@ -156,6 +156,7 @@ def test_the_rehearsal_report_says_what_the_calibration_chose_and_what_the_gate_
               "load_average": [1.0, 2.0], "startup_s": 100.0, "llm": "vllm", "fallbacks": {}, "schema_refused": 0,
               "cut": 0, "by_batch": [], "records": records, "calibrations": {"ru": calibration}}
     text = rehearsal.markdown(result)
-    assert ("Decline gate (ru), calibrated by this run's own model on 64 shipped prompts (1 call(s)): on, declines 40% "
+    assert ("Decline gate (ru), calibrated by this run's own model on 64 shipped prompts (one token each, their calls "
+            "in the table's `yes/no P(yes)` rows): on, declines 40% "
             "of unanswerable at 3% of answerable; AUC 0.71, threshold 0.57. Per record, P(yes): 1 0.410 (declined), "
             "2 0.800.") in text
