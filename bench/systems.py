@@ -205,14 +205,14 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown system {unknown[0]!r}; choose from {', '.join(SYSTEMS)}")
     todo = [(system, part) for system in systems for part in parts(reader, args.benchmark)]
-    codes = {key: run(*key[:1], args.benchmark, reader, key[1], args.record, shard) for key in todo}
+    codes = {(system, part): run(system, args.benchmark, reader, part, args.record, shard) for system, part in todo}
     if args.record and not reader.live and any(code == 4 for code in codes.values()):
         print(f"{sum(c == 4 for c in codes.values())} of {len(codes)} runs wait for replies: the stand-ins' "
               f"in {STORE / reader.store / 'pending.jsonl'} (answers into replies.jsonl as {{\"key\", \"reply\"}} "
               f"lines), the judge's in {STORE / 'judge' / 'pending.jsonl'}; then run this again")
         return 4
     if args.record:
-        codes = {key: run(*key[:1], args.benchmark, reader, key[1], False, shard) for key in todo}
+        codes = {(system, part): run(system, args.benchmark, reader, part, False, shard) for system, part in todo}
         if reader.live:
             keep_seconds(args.benchmark, reader, systems)
     who = reader.live or "a literal stand-in reader"

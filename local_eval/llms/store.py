@@ -33,6 +33,7 @@ from typing import Callable, Optional
 from submit.memory.llm import LLM, BackendUnavailable, Generation, StopRun, empty_instance
 
 from .. import jsonl
+from .split import SplitLLM
 
 log = logging.getLogger("gigamemory")
 
@@ -276,7 +277,6 @@ class CollectLLM(ReplayLLM):
 
 def collectors(llm: Optional[LLM]) -> list:
     """The `collect:` backends a spec made: itself, or those on either side of a `split:`."""
-    from .split import SplitLLM
     if isinstance(llm, CollectLLM):
         return [llm]
     if isinstance(llm, SplitLLM):

@@ -14,6 +14,7 @@ from .. import prompts
 from .context import Context
 from .facts import json_candidates
 from .lang import NO_INFO, WORD, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
+from .lexical import STOP_EN, STOP_RU, normalize_word
 from .slots import FactLine, group_lines, render
 from .turns import clean_text
 
@@ -134,18 +135,18 @@ _NUMERALS = frozenset("один два три".split())
 # A question with none of these asks yes or no, and an answer that repeats it says yes.
 _WH = frozenset("кто что какой чей где куда откуда когда сколько как почему зачем отчего "
                 "who whom whose what which where when how why".split())
-
-
 # A quoted title names what it quotes, stop words and all (a show called "That").
 _QUOTED = re.compile(r"[«\"“„]([^»\"”“]+)(?:[»\"”“]|$)")
 
 
+def _lemmas(text: str) -> set:
+    return {normalize_word(w) for w in WORD.findall(text.lower())}
+
+
 def _named(text: str) -> set:
-    from .lexical import STOP_EN, STOP_RU, normalize_word
-    text = _MARKER.sub(" ", text).lower()
-    lemmas = {normalize_word(w) for w in WORD.findall(text)}
-    quoted = {normalize_word(w) for span in _QUOTED.findall(text) for w in WORD.findall(span)}
-    return quoted | {w for w in lemmas if w in _NUMERALS or not (w in STOP_RU or w in STOP_EN or w in _POINTERS)}
+    text = _MARKER.sub(" ", text)
+    quoted = {lemma for span in _QUOTED.findall(text) for lemma in _lemmas(span)}
+    return quoted | {w for w in _lemmas(text) if w in _NUMERALS or not (w in STOP_RU or w in STOP_EN or w in _POINTERS)}
 
 
 def adds_nothing(answer: str, question: str) -> bool:
@@ -155,7 +156,6 @@ def adds_nothing(answer: str, question: str) -> bool:
     `adds_nothing("В трёх странах.", "В каких странах я побывала?")` is False, and so is any answer
     to a yes/no question (no question word: «Играю ли я в футбол?»). A small reader
     asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
-    from .lexical import normalize_word
-    if not {normalize_word(w) for w in WORD.findall(question.lower())} & _WH:
+    if not _lemmas(question) & _WH:
         return False
     return not (_named(answer) - _named(question))

@@ -31,9 +31,9 @@ def judge(llm, question: str, lines: Sequence[FactLine], lang: str) -> tuple[lis
     return [p_yes(reply.top, lang) for reply in replies], list(replies)
 
 
-def keeps(score: Optional[float], keep: float = KEEP) -> bool:
+def keeps(score: Optional[float]) -> bool:
     """Whether a line with this P(yes) is kept (an unreadable reply is not)."""
-    return score is not None and score >= keep
+    return score is not None and score >= KEEP
 
 
 def _stems(text: str) -> set:
