@@ -15,7 +15,6 @@ sessions that hold the answer are kept too, so the question means something).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import os
@@ -25,7 +24,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from local_eval import harness, specs
+from local_eval import harness, jsonl, specs
 from local_eval.tasks import gigamemory
 from submit import SubmitModelWithMemory
 from submit.config import Config, replaced
@@ -85,13 +84,26 @@ class Recorder:
         return outputs
 
 
-def sample(path: Path, records: int, sessions: int) -> list:
-    """The first `records` records, each cut to its first `sessions` sessions plus the answer's."""
-    out = []
-    for record in gigamemory.load(str(path))[:records]:
-        keep = [s for i, s in enumerate(record.sessions) if i < sessions or s.id in record.evidence_sessions]
-        out.append(dataclasses.replace(record, sessions=tuple(keep)))
+def cut_sample(path: Path, records: int, sessions: int, out: Path) -> Path:
+    """The first `records` records, each cut to its first `sessions` sessions plus the answer's
+    (`ans_session_ids`), written to `out` in the contest's format; `out` returned."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()][:records]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps({**r, "sessions": [s for i, s in enumerate(r["sessions"]) if i < sessions
+                                                         or s["id"] in (r.get("ans_session_ids") or ())]},
+                                      ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return out
+
+
+def work(out: str) -> Path:
+    """The run's own files (the cut sample, a submission's run folder): under runs/, not beside the
+    report, so no copy of the data lands in the repository."""
+    return ROOT / "runs" / "vllm_rehearsal" / Path(out).name
+
+
+def sample(path: Path, records: int, sessions: int, out: Path) -> list:
+    """The cut sample's records (`cut_sample`), as the harness reads them."""
+    return gigamemory.load(str(cut_sample(path, records, sessions, out)))
 
 
 def contest_model(compact_json: bool) -> tuple:
@@ -234,7 +246,12 @@ def main(argv=None) -> int:
                    help="bound the facts and versions schemas (maxItems, maxLength) to measure the effect")
     p.add_argument("--out", default=str(ROOT / "bench" / "results" / "vllm_cpu"))
     p.add_argument("--render", metavar="OUT.json", help="only write OUT.md again from a finished run's OUT.json")
+    p.add_argument("--submission", metavar="DIR", help="run this contest-format folder instead of the contest "
+                   "class (e.g. local_eval/systems/baseline, the organizers' baseline), through local_eval/run.py "
+                   "--submission with the real engine")
     args = p.parse_args(argv)
+    if args.submission:
+        return rehearse_submission(args, argv)
     if args.render:
         result = json.loads(Path(args.render).read_text(encoding="utf-8"))
         Path(args.render).with_suffix(".md").write_text(markdown(result), encoding="utf-8")
@@ -246,7 +263,8 @@ def main(argv=None) -> int:
     load_before = os.getloadavg()[0]  # the machine is shared: timings mean little without the load
     model, startup = contest_model(compact)
     recorder = Recorder(model.llm.engine)
-    rows = run_sample(model, sample(Path(args.data), args.records, args.sessions), recorder)
+    rows = run_sample(model, sample(Path(args.data), args.records, args.sessions, work(args.out) / "sample.jsonl"),
+                      recorder)
     backend = model.llm
     result = {
         "label": f"compact JSON {args.compact_json}" + (", bounded schemas" if args.bounded_schemas else ""),
@@ -266,6 +284,70 @@ def main(argv=None) -> int:
     Path(args.out + ".md").write_text(markdown(result), encoding="utf-8")
     print(markdown(result))
     return 0
+
+
+CONTEST_LENGTH = 131072  # GigaChat's max_model_len on the contest machine (../shared/docs/VLLM.md)
+
+
+def contest_length(model: Path) -> Path:
+    """The model folder declaring the contest model's length: config.json's max_position_embeddings
+    CONTEST_LENGTH, every other file linked. The organizers' baseline asks `truncate_prompt_tokens=
+    131072`, which vLLM refuses above the engine's max_model_len (VLLM.md §3): with the 0.5B's own
+    32768 every answer would be that error. The cut sample's prompts stay far below 32768."""
+    folder = model.parent / f"{model.name}-{CONTEST_LENGTH}"
+    folder.mkdir(exist_ok=True)
+    for path in model.iterdir():
+        if path.name != "config.json" and not (folder / path.name).exists():
+            (folder / path.name).symlink_to(path.resolve())
+    config = json.loads((model / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps({**config, "max_position_embeddings": CONTEST_LENGTH}, indent=1),
+                                        encoding="utf-8")
+    return folder
+
+
+def rehearse_submission(args, argv) -> int:
+    """Another contest-format submission on the real engine, as the contest runs it: `local_eval/run.py
+    --submission DIR --llm vllm:MODEL` over the cut sample, the submission importing vLLM itself;
+    MODEL is GIGAMEMORY_LLM's folder at the contest's length (`contest_length`)."""
+    from local_eval import run as run_py
+    model = contest_length(Path(specs.parse(Config.from_env().llm).arg))
+    data = cut_sample(Path(args.data), args.records, args.sessions, work(args.out) / "sample.jsonl")
+    folder = work(args.out) / "run"
+    load_before = os.getloadavg()[0]
+    code = run_py.main(["--dataset", "gigamemory", "--data", str(data), "--submission", args.submission,
+                        "--llm", f"vllm:{model}", "--out", str(folder), "--fresh"])
+    if code not in (0, 4):
+        return code
+    latest = {r["id"]: r for r in jsonl.read_rows(folder / "results.jsonl", lambda r: "id" in r)[0]}
+    sessions = {record.id: len(record.sessions) for record in gigamemory.load(str(data))}
+    result = {"command": " ".join(["bench/vllm_rehearsal.py", *(argv or sys.argv[1:])]), "submission": args.submission,
+              "environment": environment(), "model": str(model), "load_average": [round(load_before, 1),
+                                                                                   round(os.getloadavg()[0], 1)],
+              "records": [{**{k: r[k] for k in ("id", "question_type", "question", "gold", "answer", "answer_time",
+                                                "lexical_correct")},
+                           "sessions": sessions.get(r["id"]),
+                           "llm": (r.get("stats") or {}).get("llm")} for r in latest.values()]}
+    Path(args.out + ".json").write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+    Path(args.out + ".md").write_text(submission_markdown(result), encoding="utf-8")
+    print(submission_markdown(result))
+    return 0
+
+
+def submission_markdown(result: dict) -> str:
+    lines = [f"# vLLM 0.9.2 on CPU: `{result['submission']}` as the contest runs it", "",
+             f"`{result['command']}`", "",
+             f"{result['environment']}; the submission's own process imported the real vLLM and loaded "
+             f"`{result['model']}` (the model folder with config.json's max_position_embeddings at the contest's "
+             f"{CONTEST_LENGTH}: `contest_length`); 1-minute load average {result['load_average'][0]} at the start, "
+             f"{result['load_average'][1]} at the end.", "",
+             "| record | type | sessions | LLM calls | prompt tok | output tok | answer s | lexical | answer | gold |",
+             "|---|---|---:|---:|---:|---:|---:|---|---|---|"]
+    for r in result["records"]:
+        llm = r["llm"] or {}
+        lines.append(f"| {r['id']} | {r['question_type']} | {r['sessions']} | {llm.get('calls')} | "
+                     f"{llm.get('prompt_tokens')} | {llm.get('output_tokens')} | {r['answer_time']:.1f} | "
+                     f"{'right' if r['lexical_correct'] else 'wrong'} | {r['answer'][:120]} | {r['gold'][:80]} |")
+    return "\n".join(lines) + "\n"
 
 
 def environment() -> str:

@@ -41,21 +41,25 @@ def build_model(options):
     with startup_errors(options):  # a number out of the tree's range is the user's too
         config = options.config()
         spec = specs.parse(options.llm)
-        llm = specs.build(spec)
         if options.submission:
-            return other_submission(options, spec, llm)
+            return other_submission(options, spec)
+        llm = specs.build(spec)
         model_path = spec.arg if spec.kind in ("vllm", "hf") else ""
         return SubmitModelWithMemory(model_path=model_path, config=config, llm=llm)
 
 
-def other_submission(options, spec: specs.Spec, llm):
+def other_submission(options, spec: specs.Spec):
     """`--submission DIR`: the folder's `SubmitModelWithMemory(model_path)`, unchanged, in a process of its
-    own (started by run.py in the run folder), its vLLM stand-in answered by `llm`; the model folder is
-    the local model's (the `llama:` model of the spec, else the main one installed), the reader's
-    context the model's unless --submission-ctx says otherwise."""
+    own (started by run.py in the run folder), its vLLM stand-in answered by the spec's LLM; the model
+    folder is the local model's (the `llama:` model of the spec, else the main one installed), the
+    reader's context the model's unless --submission-ctx says otherwise. `--llm vllm:DIR`: the real
+    vLLM instead, imported by the submission itself, DIR its model folder, as on the contest machine."""
     from . import submission
     from .llms import llama, pins
     package = submission.package_dir(options.submission)
+    if spec.kind == "vllm":
+        return real_engine(options, spec, package)
+    llm = specs.build(spec)
     local = next((s for s in specs.walk(spec) if s.kind == "llama"), None)
     context = options.submission_ctx or llama.Options.of(dict(local.options) if local else {}).ctx
     if options.submission_model:
@@ -66,13 +70,34 @@ def other_submission(options, spec: specs.Spec, llm):
     else:
         gguf = llama.model_path(local.arg if local else pins.MAIN)
         folder = submission.model_folder(gguf, Path(options.cache_dir or ROOT / ".cache"))
-    # The contest machine has a GPU, so our own class takes vLLM there (`auto`); here it is told to. A
-    # submission that embeds may use the run's embedding cache (local_eval/systems/rag does). Other
-    # submissions ignore these.
+    return submission.Remote(package, llm, str(folder), context, keep_going=options.keep_going,
+                             env=submission_env(options, folder))
+
+
+def submission_env(options, folder: Path) -> dict:
+    """The contest machine has a GPU, so our own class takes vLLM there (`auto`); here it is told to,
+    with the submission's model folder. A submission that embeds may use the run's embedding cache
+    (local_eval/systems/rag does). Other submissions ignore these."""
     env = {"GIGAMEMORY_LLM": f"vllm:{folder}"}
     if options.cache_dir:
         env["GIGAMEMORY_EMBED_CACHE"] = str(Path(options.cache_dir) / "embeddings.sqlite")
-    return submission.Remote(package, llm, str(folder), context, keep_going=options.keep_going, env=env)
+    return env
+
+
+def real_engine(options, spec: specs.Spec, package: Path):
+    """`--submission DIR --llm vllm:MODEL`: the submission's process imports the real vLLM and loads
+    MODEL itself; the engine's own length and refusals hold, so the stand-in's options do not apply."""
+    from . import submission
+    for flag, given in (("--submission-ctx", options.submission_ctx), ("--submission-model", options.submission_model)):
+        if given:
+            raise UsageError(f"{flag} is for the vLLM stand-in; with --llm vllm:DIR the real engine loads DIR, "
+                             "its own length and tokenizer: leave it out")
+    folder = Path(spec.arg).resolve()
+    if not (folder / "config.json").is_file():
+        raise UsageError(f"--llm vllm:{spec.arg}: no config.json there; vLLM loads a model folder (config.json, "
+                         "tokenizer and weights)")
+    return submission.Remote(package, None, str(folder), 0, keep_going=options.keep_going,
+                             env=submission_env(options, folder), engine="vllm")
 
 
 @contextmanager

