@@ -43,6 +43,7 @@ from typing import Optional
 
 from bench.prompts import DATA, RU, SETS
 from local_eval import jsonl
+from local_eval.llms.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 STORE = ROOT / "bench/stores/systems"
@@ -60,8 +61,7 @@ class Reader:
 
 
 READERS = {
-    "qwen1.5b": Reader("qwen1.5b", "llama:qwen2.5-coder-1.5b,ctx=8192", 8192, {"ru_dev": "1/4", "locomo": "1/33"},
-                       parts=("dev",)),  # every fourth dev question: what two shared cores recorded in an hour
+    "qwen1.5b": Reader("qwen1.5b", "llama:qwen2.5-coder-1.5b,ctx=8192", 8192, {"ru_dev": "1/1", "locomo": "1/33"}),
     "literal": Reader("literal", None, 131072, {"ru_dev": "1/1", "locomo": "1/33"}),
 }
 # benchmark -> its parts (name -> the run.py arguments that choose their questions), and the
@@ -134,23 +134,26 @@ def seconds_file(benchmark: str, reader: Reader) -> Path:
     return RESULTS / f"{benchmark}.{reader.store}.json"
 
 
-def keep_seconds(benchmark: str, reader: Reader, systems: list) -> None:
-    """The recording runs' mean seconds per question (the model answering, on this machine), kept
-    in RESULTS for the replayed table."""
+def fresh_seconds(reader: Reader, before: set) -> list:
+    """The recorded seconds of the replies the model made since `before` (the store's keys then):
+    replies a run replayed from the store cost it nothing and are not counted."""
+    store = Store(str(STORE / reader.store), create=False)
+    return [store.usage[k][2] for k in store.replies if k not in before and k in store.usage]
+
+
+def keep_seconds(benchmark: str, reader: Reader, made: dict) -> None:
+    """Fold the model's seconds of this recording (`made`: system -> the seconds of each reply the
+    model made for it) into the mean kept in RESULTS for the replayed table. One reply is one
+    question's answer for every system (ours' extraction replays from the recorded facts)."""
     path = seconds_file(benchmark, reader)
     kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    for system in systems:
-        asked = {r["id"] for r in rows_of(system, benchmark, reader, False)}
-        first: dict = {}  # a question's first row is the model's; a resumed one replays from the store
-        for part in parts(reader, benchmark):
-            for r in jsonl.read_rows(folder(system, benchmark, reader, part, True) / "results.jsonl",
-                                     lambda r: "id" in r)[0]:
-                if r["id"] in asked:
-                    first.setdefault(r["id"], r)
-        rows = list(first.values())
-        if rows:
-            kept[system] = {"seconds_per_question": round(sum(r["answer_time"] for r in rows) / len(rows), 1),
-                            "questions": len(rows)}
+    for system, seconds in made.items():
+        if not seconds:
+            continue
+        old = kept.get(system, {"seconds_per_question": 0.0, "questions": 0})
+        n = old["questions"] + len(seconds)
+        kept[system] = {"seconds_per_question": round((old["seconds_per_question"] * old["questions"]
+                                                        + sum(seconds)) / n, 1), "questions": n}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
 
@@ -205,7 +208,12 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown system {unknown[0]!r}; choose from {', '.join(SYSTEMS)}")
     todo = [(system, part) for system in systems for part in parts(reader, args.benchmark)]
-    codes = {(system, part): run(system, args.benchmark, reader, part, args.record, shard) for system, part in todo}
+    codes, made = {}, defaultdict(list)
+    for system, part in todo:
+        before = set(Store(str(STORE / reader.store)).replies) if args.record and reader.live else set()
+        codes[(system, part)] = run(system, args.benchmark, reader, part, args.record, shard)
+        if args.record and reader.live:
+            made[system] += fresh_seconds(reader, before)
     if args.record and not reader.live and any(code == 4 for code in codes.values()):
         print(f"{sum(c == 4 for c in codes.values())} of {len(codes)} runs wait for replies: the stand-ins' "
               f"in {STORE / reader.store / 'pending.jsonl'} (answers into replies.jsonl as {{\"key\", \"reply\"}} "
@@ -214,7 +222,7 @@ def main(argv=None) -> int:
     if args.record:
         codes = {(system, part): run(system, args.benchmark, reader, part, False, shard) for system, part in todo}
         if reader.live:
-            keep_seconds(args.benchmark, reader, systems)
+            keep_seconds(args.benchmark, reader, made)
     who = reader.live or "a literal stand-in reader"
     print(f"{args.benchmark} (--shard {shard}): reader {who} (replies in "
           f"{(STORE / reader.store).relative_to(ROOT)}), judge: a fresh stand-in judge's verdicts\n")
