@@ -31,7 +31,8 @@ of no-answer questions declined against the share of answerable ones, and the be
 `--false-rate`, chosen and reported on the same questions (in-sample). `--gate 'p_yes<@FILE'`
 applies instead the threshold the contest's own rule (`gate.calibrate`) chooses on the gate rows
 of FILE — a `read` of the shipped calibration prompts by the same model: out of sample.
-`empty` counts the recorded answers the contest's empty-answer decline would decline.
+`empty` counts the recorded answers the contest's empty-answer decline would decline, `unrelated`
+those its unrelated-value decline would (with the prompts they were read from).
 `items` reads a contest-path run with lists by selection (`run.py --lists select`): per list
 question, how many facts the reader's one-token judge kept, and where the gold items' facts rank.
 """
@@ -43,13 +44,15 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Optional, Sequence
 
 from local_eval import jsonl
 from submit.memory import answer as answer_step
 from submit.memory import gate as contest_gate
 from submit.memory.gate import with_ask  # the one definition: the contest's gate builds its chats with it
 
-ITEM_GOLD = Path(__file__).resolve().parent / "fixtures/list_items_ru.json"
+ROOT = Path(__file__).resolve().parent.parent
+ITEM_GOLD = ROOT / "bench/fixtures/list_items_ru.json"
 EVIDENCE_ASK = {
     "ru": 'Ответь в JSON: {"evidence": [строки фактов и выдержек выше, где есть ответ, дословно; все, если '
           'ответ — перечень; [] если таких нет], "answer": "ответ одним предложением"}',
@@ -239,11 +242,14 @@ def final(row: dict, declined: bool) -> str:
     return no_info(row) if declined else row["answer"]
 
 
-def variants(row: dict, declined: dict, gate: str, empty: bool = False) -> list[tuple[str, str, str]]:
+def variants(row: dict, declined: dict, gate: str, empty: bool = False,
+             prompts: Optional[dict] = None) -> list[tuple[str, str, str]]:
     """(way, the way it adds a decline to, answer) for each answer a row stands for: the reader's
     own, then with the abstention check it asked ("check before", "check after": its no declines),
     or with the gate (`--gate`: the gate row's signal below the threshold declines); with `empty`,
-    also with the contest's empty-answer decline (`answer.adds_nothing`), alone and with the gate."""
+    also with the contest's empty-answer decline (`answer.adds_nothing`), alone and with the gate;
+    with `prompts` (question -> its bench/prompts.py row) too, with the unrelated-value decline
+    (`answer.unrelated`) after it, as the contest path has both."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
     out = [(way, way, row["answer"])]
     for mode in CHECKS:
@@ -257,14 +263,40 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False) -> list[
         out.append((f"{way} + empty", way, final(row, said_nothing)))
         if key in declined:
             out.append((f"{way} + empty + gate {gate}", way, final(row, said_nothing or declined[key])))
+        prompt = (prompts or {}).get(row["question"])
+        if prompt is not None:
+            other = bool(row["answer"]) and answer_step.unrelated(
+                row["answer"], row["question"], answer_step.material(prompt["messages"], row["question"]))
+            out.append((f"{way} + empty + unrelated", way, final(row, said_nothing or other)))
+            if key in declined:
+                out.append((f"{way} + empty + unrelated + gate {gate}", way,
+                            final(row, said_nothing or other or declined[key])))
     return out
 
 
-def answered(paths, gate: str, empty: bool = False) -> list[tuple[dict, str, str, str]]:
-    """(row, way, base way, answer) for every answer of the readers' rows (the gate's own rows aside)."""
+def prompt_file(spec: str) -> str:
+    """A bench/prompts.py file: a path as given, or SET:CHARS (`ru_dev:4000`: the set's prompts at
+    that evidence budget), built into runs/prompts/SET_cCHARS.jsonl where it is not yet (seconds
+    with the embedding cache warm, minutes cold)."""
+    name, _, chars = spec.partition(":")
+    if Path(spec).is_file() or not chars.isdigit():
+        return spec
+    out = ROOT / "runs" / "prompts" / f"{name}_c{chars}.jsonl"
+    if not out.is_file():
+        from bench import prompts as builder
+        builder.main(["--set", name, "--context-chars", chars, "--out", str(out)])
+    return str(out)
+
+
+def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ()) -> list[tuple[dict, str, str, str]]:
+    """(row, way, base way, answer) for every answer of the readers' rows (the gate's own rows aside);
+    `prompts`: bench/prompts.py files the answers were read from (the unrelated-value decline's material)."""
     rows = rows_of(paths)
     declined = gated(rows, gate)
-    return [(row, *v) for row in rows if row.get("way") != "gate" for v in variants(row, declined, gate, empty)]
+    material = {r["question"]: r for r in rows_of([prompt_file(p) for p in prompts], lambda r: "messages" in r)
+                } if prompts else None
+    return [(row, *v) for row in rows if row.get("way") != "gate"
+            for v in variants(row, declined, gate, empty, material)]
 
 
 def verdicts(path: str) -> dict:
@@ -276,7 +308,7 @@ def verdicts(path: str) -> dict:
 def judge(args) -> int:
     """The items no verdict covers yet, one per (question, answer), for a judge to read."""
     known, items, seen = verdicts(args.verdicts), [], set()
-    for row, _, _, text in answered(args.answers, calibrated(args.gate)[0], args.empty):
+    for row, _, _, text in answered(args.answers, calibrated(args.gate)[0], args.empty, args.prompts or ()):
         key = (row["question"], text)
         if key not in known and key not in seen:
             seen.add(key)
@@ -291,7 +323,7 @@ def table(args) -> int:
     counts: dict = {}  # (file, set, way) -> question type -> [right, n]; and each way's base
     bases, missing = {}, 0
     gate, note = calibrated(args.gate)
-    for row, way, base, text in answered(args.answers, gate, args.empty):
+    for row, way, base, text in answered(args.answers, gate, args.empty, args.prompts or ()):
         verdict = known.get((row["question"], text))
         missing += verdict is None
         name = (row["file"], row.get("set") or "–", way)
@@ -302,7 +334,8 @@ def table(args) -> int:
             cell[1] += 1
     kinds = sorted({k for c in counts.values() for k in c} - {"ALL"}) + ["ALL"]
     command = " ".join([".venv/bin/python bench/readers.py table", *args.answers, "--verdicts", args.verdicts]
-                       + ([f"--gate '{args.gate}'"] if args.gate else []) + (["--empty"] if args.empty else []))
+                       + ([f"--gate '{args.gate}'"] if args.gate else []) + (["--empty"] if args.empty else [])
+                       + [f"--prompts {p}" for p in args.prompts or ()])
     lines = [f"# Readers on fixed answer prompts\n\n`{command}`\n",
              "| answers | set | way | " + " | ".join(kinds) + " |", "|---|---|---|" + "---|" * len(kinds)]
     for name, cells in counts.items():
@@ -405,6 +438,49 @@ def empty(args) -> int:
     return 0
 
 
+def unrelated(args) -> int:
+    """Every recorded Russian answer the contest's unrelated-value decline (`answer.unrelated`) would
+    turn into "no information", by whether its question has an answer, read against the answer
+    prompt its question had (`--prompts`, bench/prompts.py files, matched by question: built with
+    the context and facts the answers were read from, so the material is the reader's); answers
+    already declining and the gate's rows aside. `correct` of a row (run.py's results), else the
+    `--verdicts`' verdict, says what a decline of an answerable question cost."""
+    import glob
+    known = verdicts(args.verdicts)
+    prompts = {r["question"]: r for r in rows_of([prompt_file(p) for p in args.prompts], lambda r: "messages" in r)}
+    paths = sorted({p for pattern in args.files for p in glob.glob(pattern, recursive=True)})
+    total: dict = defaultdict(int)
+    for path in paths:
+        counts: dict = defaultdict(int)
+        rows = jsonl.read_rows(Path(path), lambda r: "question" in r and "answer" in r)[0]
+        latest = {(r.get("id"), r.get("way"), i if r.get("id") is None else 0): r for i, r in enumerate(rows)}
+        for row in latest.values():  # a resumed run's row replaces its first
+            text, question, prompt = row.get("answer") or "", row["question"], prompts.get(row["question"])
+            if row.get("way") == "gate" or prompt is None or not text or no_information(text):
+                continue
+            kind = "answerable" if prompt["answerable"] else "no answer"
+            counts[kind] += 1
+            if answer_step.unrelated(text, question, answer_step.material(prompt["messages"], question)):
+                counts[kind + " declined"] += 1
+                right = row.get("correct", known.get((question, text)))
+                counts["right declined"] += kind == "answerable" and bool(right)
+                print(f"  {kind}: {question} | {text}")
+        if counts:
+            print(f"{path}: answerable {counts['answerable declined']} of {counts['answerable']} declined "
+                  f"({counts['right declined']} judged right), no answer {counts['no answer declined']} of "
+                  f"{counts['no answer']}")
+        for k, v in counts.items():
+            total[k] += v
+    print(f"ALL {len(paths)} files: answerable {total['answerable declined']} of {total['answerable']} declined "
+          f"({total['right declined']} judged right), no answer {total['no answer declined']} of {total['no answer']}")
+    return 0
+
+
+def no_information(text: str) -> bool:
+    """The reader's own decline, with or without the closing period."""
+    return text.strip().rstrip(".") in {v.rstrip(".") for v in answer_step.NO_INFO.values()}
+
+
 def items(args) -> int:
     """Per list question of a `--lists select` run: facts judged and kept, the gold items' facts
     (`--gold`: a fact names an item when it holds one of the item stems) with their P(yes) ranks,
@@ -454,6 +530,9 @@ def main(argv=None) -> int:
         s.add_argument("--gate", default="", help="SIGNAL<THRESHOLD: decline where the gate row's signal is below")
         s.add_argument("--empty", action="store_true", help="also the answers with the contest's empty-answer "
                        "decline (an answer naming nothing the question does not: submit/memory/answer.py)")
+        s.add_argument("--prompts", action="append", help="with --empty: the bench/prompts.py file the answers "
+                       "were read from, or SET:CHARS to build it (ru_dev:4000), to add the unrelated-value decline "
+                       "after it (repeat for several)")
         if name == "judge":
             s.add_argument("--pending", required=True, help="where to write the items to judge")
         else:
@@ -468,9 +547,16 @@ def main(argv=None) -> int:
     e = sub.add_parser("empty", help="the recorded answers the empty-answer decline would turn into no information")
     e.add_argument("files", nargs="*", default=["bench/results/**/*.jsonl"],
                    help="answer files or glob patterns (default: every JSONL under bench/results)")
+    u = sub.add_parser("unrelated", help="the recorded Russian answers the unrelated-value decline would decline")
+    u.add_argument("files", nargs="+", help="answer files or glob patterns")
+    u.add_argument("--verdicts", default="", help="verdicts JSONL ({question, answer, correct}) for rows without "
+                   "their own `correct`")
+    u.add_argument("--prompts", action="append", required=True,
+                   help="bench/prompts.py output the answers were read from, or SET:CHARS to build it "
+                   "(ru_dev:4000; repeat for several)")
     args = p.parse_args(argv)
-    return {"answer": answer, "empty": empty, "read": read, "judge": judge, "table": table, "gate": gate,
-            "items": items}[args.command](args)
+    return {"answer": answer, "empty": empty, "unrelated": unrelated, "read": read, "judge": judge, "table": table,
+            "gate": gate, "items": items}[args.command](args)
 
 
 if __name__ == "__main__":

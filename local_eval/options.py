@@ -184,6 +184,9 @@ OPTIONS = (
     Option("decline_empty", bool, "decline an answer that names nothing the question does not (no call) "
            "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.decline_empty",
            default=TREE),
+    Option("decline_unrelated", bool, "decline a Russian answer whose value stands in the material only in lines "
+           "about someone other than the one the question asks about (no call) [default: {default}, as in the "
+           "contest]", ON_OFF, ANSWER, True, path="memory.decline_unrelated", default=TREE),
     Option("lists", str, "lists by selection: each fact shown to the answer step judged against the question "
            "(one batched one-token call); where two or more are kept, the reader sees only those and the values it "
            "leaves out are joined to its answer [default: {default}, as in the contest]",

@@ -138,3 +138,59 @@ def test_an_empty_draft_is_declined_unless_turned_off():
                          memory=Settings(decline_empty=False))
     kept.write_to_memory([Message("user", "Я живу в Омске.", 1), Message("assistant", "Понятно.", 1)], "d")
     assert kept.answer_to_question("d", "Где я живу?") == "Вы живёте там, где живёте."
+
+
+@pytest.mark.parametrize("question, about", [
+    ("Сколько лет моей жене?", {"жена"}),  # «сколько» asks the years, not the wife
+    ("Как зовут мопса моей бабушки?", {"мопс", "бабушка"}),
+    ("Как зовут парня с работы, который мне нравится?", {"парень"}),
+    ("Где работает мой брат?", {"брат"}),
+    ("Кто живёт с моей бабушкой?", {"бабушка"}),
+    ("Каким спортом я занимаюсь?", set()),  # about the user: nobody else
+    ("Кто мой любимый писатель?", set()),  # «кто» asks for the writer
+    ("Кто из родственников приезжал ко мне в гости?", set()),
+    ("Сколько у меня детей?", set()),
+    ("What is my wife's name?", set()),  # Russian only
+])
+def test_whom_a_question_asks_about(question, about):
+    assert answer.asked_about(question) == about
+
+
+MATERIAL = [{"role": "user", "content": "Факты о пользователе по темам (в квадратных скобках — сессия, где это сказано):\n"
+             "друзья:\n- [сессия 2] Друга пользователя зовут Сергей.\n- [сессия 3] Пользователю 33 года.\n"
+             "жена:\n- [сессия 1] Жену пользователя зовут Людмила.\n\nВыдержки из диалогов:\n"
+             "Пользователь: с другом Сергеем ездили на рыбалку\n"
+             "Пользователь: моей маме в мае исполнилось 60\n\n"
+             "Вопрос пользователя: Как зовут мою жену?\nОтвет одним предложением:"}]
+
+
+def test_the_material_is_the_prompts_lines_under_their_topics_up_to_the_question():
+    assert answer.material(MATERIAL, "Как зовут мою жену?") == [
+        ("друзья", "Друга пользователя зовут Сергей."), ("друзья", "Пользователю 33 года."),
+        ("жена", "Жену пользователя зовут Людмила."),
+        ("Выдержки из диалогов", "Пользователь: с другом Сергеем ездили на рыбалку"),
+        ("Выдержки из диалогов", "Пользователь: моей маме в мае исполнилось 60")]
+
+
+@pytest.mark.parametrize("draft, question, unrelated", [
+    ("Вашу жену зовут Сергей.", "Как зовут мою жену?", True),  # the friend's name
+    ("Вашу жену зовут Людмила.", "Как зовут мою жену?", False),  # stands under «жена»
+    ("Вашему брату 33 года.", "Сколько лет моему брату?", True),  # the user's own age
+    ("Вашей маме 60 лет.", "Сколько лет моей маме?", False),  # in an excerpt that names her
+    ("Вашу жену зовут Ольга.", "Как зовут мою жену?", False),  # stands nowhere: not judged here
+    ("Вы ездили на рыбалку с Сергеем.", "С кем я ездил на рыбалку?", False),  # about the user
+])
+def test_an_answer_given_from_someone_elses_line_is_unrelated(draft, question, unrelated):
+    assert answer.unrelated(draft, question, answer.material(MATERIAL, question)) is unrelated
+
+
+def test_an_unrelated_draft_is_declined_unless_turned_off():
+    def reply(chat):
+        return "Вашу жену зовут Сергей." if "Вопрос пользователя" in chat[-1]["content"] else '{"facts": []}'
+    from models import Message
+    said = [Message("user", "С другом Сергеем ездили на рыбалку.", 1), Message("assistant", "Здорово!", 1)]
+    for settings, expected in ((Settings(), NO_INFO), (Settings(decline_unrelated=False), "Вашу жену зовут Сергей.")):
+        model, _ = make_model([reply] * 20, memory=settings)
+        model.write_to_memory(said, "d")
+        assert model.answer_to_question("d", "Как зовут мою жену?") == expected
+        assert model.memory_stats("d")["declined"] == ("unrelated" if expected == NO_INFO else None)

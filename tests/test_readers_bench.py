@@ -118,3 +118,25 @@ def test_empty_counts_the_answers_the_contest_would_decline_by_kind(tmp_path, ca
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "1 files, 2 answers: answerable 0 of 1 declined, no answer 1 of 1 declined"
     assert out[1:] == ["  no answer: Как зовут мопса моей бабушки? | Мопс моей бабушки — мопс."]
+
+
+def test_unrelated_counts_someone_elses_values_against_the_prompts_material(tmp_path, capsys):
+    material = ("Факты о пользователе по темам:\nдрузья:\n- [сессия 2] Друга пользователя зовут Сергей.\n"
+                "жена:\n- [сессия 1] Жену пользователя зовут Людмила.\n\nВыдержки из диалогов:\n—\n\n")
+    prompts = [{"id": q, "question": q, "answerable": answerable, "messages": [
+        {"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет одним предложением:"}]}
+        for q, answerable in (("Как зовут мою жену?", True), ("Как зовут моего сына?", False))]
+    rows = [{"id": "Как зовут моего сына?", "question": "Как зовут моего сына?", "answer": "Сергей"},
+            {"id": "Как зовут мою жену?", "question": "Как зовут мою жену?", "answer": "Сергей", "correct": False},
+            {"id": "Как зовут мою жену?", "question": "Как зовут мою жену?", "answer": "Людмила"}]  # resumed
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in prompts), encoding="utf-8")
+    (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text(json.dumps({"question": "Как зовут мою жену?", "answer": "Людмила", "correct": True},
+                                   ensure_ascii=False), encoding="utf-8")
+    assert readers.main(["unrelated", str(tmp_path / "a.jsonl"), "--prompts", str(tmp_path / "p.jsonl"),
+                         "--verdicts", str(verdicts)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["  no answer: Как зовут моего сына? | Сергей",
+                   f"{tmp_path / 'a.jsonl'}: answerable 0 of 1 declined (0 judged right), no answer 1 of 1",
+                   "ALL 1 files: answerable 0 of 1 declined (0 judged right), no answer 1 of 1"]

@@ -14,7 +14,7 @@ from .. import prompts
 from .context import Context
 from .facts import json_candidates
 from .lang import NO_INFO, WORD, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
-from .lexical import STOP_EN, STOP_RU, normalize_word
+from .lexical import STOP_EN, STOP_RU, morph, normalize_word
 from .slots import FactLine, group_lines, render
 from .turns import clean_text
 
@@ -159,3 +159,60 @@ def adds_nothing(answer: str, question: str) -> bool:
     if not _lemmas(question) & _WH:
         return False
     return not (_named(answer) - _named(question))
+
+
+# The question words whose phrase is what is asked, not whom it is asked about: the first noun
+# after them («Сколько лет …», «Какая машина у моей сестры …»); after «кто», the first noun if it
+# is the one asked for («Кто мой любимый писатель?», «Кто из родственников …»), not «Кто живёт с
+# моей бабушкой?».
+_ASKING = frozenset("какой сколько который чей".split())
+
+
+def asked_about(question: str) -> set:
+    """The people and animals a Russian question asks about, by lemma: its animate nouns less the
+    asked phrase's (`_ASKING`). `asked_about("Сколько лет моей жене?") == {"жена"}`,
+    `asked_about("Как зовут мопса моей бабушки?") == {"мопс", "бабушка"}`,
+    `asked_about("Каким спортом я занимаюсь?") == set()`. Empty for English (no morphology here)."""
+    if detect_lang(question) != "ru":
+        return set()
+    parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
+    nouns = [i for i, p in enumerate(parses) if "NOUN" in p.tag]
+    asked = set()
+    for j, p in enumerate(parses):
+        first = next((i for i in nouns if i > j), None)
+        if first is None:
+            continue
+        if p.normal_form in _ASKING or (p.normal_form == "кто" and (
+                "nomn" in parses[first].tag or parses[first - 1].normal_form == "из")):
+            asked.add(first)
+    return {parses[i].normal_form.replace("ё", "е") for i in nouns
+            if i not in asked and "anim" in parses[i].tag} - {"пользователь", "гость"}  # «в гости»: no one
+
+
+def material(chat: list, question: str) -> list[tuple[str, str]]:
+    """The answer prompt's material as (topic, line): each fact under its topic's line, each excerpt
+    line under «Выдержки из диалогов:», session markers and bullets removed; the user message up to
+    the line that asks the question (build_prompt's layout)."""
+    rows, topic = [], ""
+    for line in chat[-1]["content"].splitlines():
+        text = " ".join(_MARKER.sub(" ", line).split()).removeprefix("- ")
+        if question in line:
+            break
+        if text.endswith(":") and ": " not in text:
+            topic = text[:-1]
+        elif text:
+            rows.append((topic, text))
+    return rows
+
+
+def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+    """The answer gives someone else's value: the question asks about someone (`asked_about`), the
+    answer names something the question does not, and every material line (with its topic) that
+    holds what it names is about nobody the question asks about. «Ваша жена — Сергей.» to «Как
+    зовут мою жену?» where «Сергей» stands only in «Друг пользователя Сергей …». A value the material
+    lacks altogether is not judged here (the reader may have put it in other words)."""
+    about, named = asked_about(question), _named(answer) - _named(question)
+    if not about or not named:
+        return False
+    holding = [(topic, line) for topic, line in lines if _lemmas(line) & named]
+    return bool(holding) and not any((_lemmas(line) | _lemmas(topic)) & about for topic, line in holding)

@@ -75,6 +75,11 @@ class Settings:
     # (answer.adds_nothing: no call; on the recorded answers it declined 6 no-answer drafts and
     # no right one, bench/results/reading.md).
     decline_empty: bool = True
+    # An answer whose value stands in the material only in lines about someone else than the one
+    # the question asks about («Как зовут мою жену?» → «Сергей», from «друг Сергей») is declined
+    # (answer.unrelated: no call; Russian only). On the recorded Russian answers with their prompts
+    # it declined no right answer (bench/results/reading.md, `bench/readers.py unrelated`).
+    decline_unrelated: bool = True
     # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
     # answerable calibration prompts, and the gate is on only where, with this share of questions
     # without an answer (one of the contest's four types), it wins more declines than it loses answers.
@@ -110,6 +115,7 @@ class Answer:
     facts: tuple = ()  # the FactLines the answer prompt held (each knows its turns)
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
     declined: bool = False  # the abstention check or the decline gate found no answer in the material
+    declined_by: Optional[str] = None  # which: "abstain", "gate", "empty", "unrelated" (answer.py)
     p_yes: Optional[float] = None  # the decline gate's reading, where it asked
     items: tuple = ()  # (fact statement, P(yes), kept) per fact the list judge read, where it read them
     timings: dict = field(default_factory=dict)
@@ -168,20 +174,29 @@ class DialogueMemory:
             return answer_step.build_prompt(question, context, lang, facts=shown, ask=ask,
                                             question_date=self.store.question_date,
                                             people=self.profile.people(self.store), task=self.profile.answer_prompt)
-        declined = self.settings.abstain == "before" and self._declines(prompt, lang, "before")
-        p_yes = None if declined else self._gate(prompt, question, lang)
-        declined = declined or (p_yes is not None and p_yes < self.thresholds[lang])
-        judged = [] if declined else self._items(question, lines, lang)
+        # `by`: what declined the question, if anything did (Answer.declined_by)
+        by = "abstain" if self.settings.abstain == "before" and self._declines(prompt, lang, "before") else None
+        p_yes = None if by else self._gate(prompt, question, lang)
+        if p_yes is not None and p_yes < self.thresholds[lang]:
+            by = "gate"
+        judged = [] if by else self._items(question, lines, lang)
         kept = [line for line, _, keep in judged if keep] if sum(keep for _, _, keep in judged) >= 2 else []
-        text = None if declined else self._draft(prompt(shown=kept or lines), question, lang)
-        if text and text != answer_step.NO_INFO[lang] and self.settings.abstain == "after":
-            declined = self._declines(prompt, lang, "after", text)
-        if text and not declined and self.settings.decline_empty and answer_step.adds_nothing(text, question):
-            declined = True
+        chat = prompt(shown=kept or lines)
+        text = None if by else self._draft(chat, question, lang)
+        if text and text != answer_step.NO_INFO[lang]:
+            if self.settings.abstain == "after" and self._declines(prompt, lang, "after", text):
+                by = "abstain"
+            elif self.settings.decline_empty and answer_step.adds_nothing(text, question):
+                by = "empty"
+            elif self.settings.decline_unrelated and answer_step.unrelated(text, question,
+                                                                          answer_step.material(chat, question)):
+                by = "unrelated"
+        declined = by is not None
         if text and kept and not declined and text != answer_step.NO_INFO[lang]:
             text = items.joined(text, kept, lang)
         return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
-                      context=context, lang=lang, facts=tuple(kept or lines), declined=declined, p_yes=p_yes,
+                      context=context, lang=lang, facts=tuple(kept or lines), declined=declined, declined_by=by,
+                      p_yes=p_yes,
                       items=tuple((line.fact.statement, score, keep) for line, score, keep in judged),
                       fallback=None if text or declined else EMPTY_ANSWER, timings=dict(self.timings))
 
