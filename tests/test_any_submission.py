@@ -276,15 +276,17 @@ REAL_VLLM = {"vllm/__init__.py": """
 
     class _Request:
         def __init__(self, prompt, text):
-            self.prompt_token_ids, self.outputs = list(range(len(prompt.split()))), [_Completion(text)]
+            ids = prompt if isinstance(prompt, list) else list(range(len(prompt.split())))
+            self.prompt_token_ids, self.outputs = ids, [_Completion(text)]
 
 
     class LLM:
         def __init__(self, model, **kwargs):
             self.name = "engine loaded " + os.path.basename(model)
 
-        def generate(self, prompts, sampling_params=None, **kwargs):
-            prompts = prompts if isinstance(prompts, list) else [prompts]
+        def generate(self, prompts=None, sampling_params=None, prompt_token_ids=None, **kwargs):
+            prompts = [prompt_token_ids] if prompts is None else prompts  # the baseline sends token ids
+            prompts = prompts if isinstance(prompts, list) and not isinstance(prompts[0], int) else [prompts]
             return [_Request(p, self.name) for p in prompts]
 """}
 

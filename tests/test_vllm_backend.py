@@ -5,10 +5,13 @@ holds without vllm installed. The "model" behind the stand-in is `Model`: a repl
 the padding a real model put after every colon when the grammar let it (Qwen2.5-Coder-0.5B did).
 """
 import json
+import os
 import re
+from pathlib import Path
 
 import pytest
 import vllm_stand_in
+from conftest import ROOT
 
 from submit import SubmitModelWithMemory
 from submit.config import Config
@@ -160,3 +163,40 @@ def test_the_rehearsal_report_says_what_the_calibration_chose_and_what_the_gate_
             "in the table's `yes/no P(yes)` rows): on, declines 40% "
             "of unanswerable at 3% of answerable; AUC 0.71, threshold 0.57. Per record, P(yes): 1 0.410 (declined), "
             "2 0.800.") in text
+
+
+def test_the_rehearsal_runs_another_submission_on_the_real_engine_over_the_cut_sample(tmp_path, monkeypatch):
+    """`vllm_rehearsal.py --submission DIR`, with a vLLM an interpreter could have (not the stand-in)
+    on the child's path: the baseline's folder answers from the engine that loaded the model folder
+    at the contest's length, over the sample cut to its first sessions and the answer's."""
+    import textwrap
+
+    import vllm_stand_in
+    from bench import vllm_rehearsal as rehearsal
+    from test_any_submission import REAL_VLLM
+    engine = tmp_path / "site" / "vllm"
+    engine.mkdir(parents=True)
+    (engine / "__init__.py").write_text(textwrap.dedent(REAL_VLLM["vllm/__init__.py"]), encoding="utf-8")
+    model = vllm_stand_in.write(tmp_path / "models" / "tiny")
+    sessions = [{"id": i, "messages": [{"role": "user", "content": f"сессия {i}"},
+                                        {"role": "assistant", "content": "ок"}]} for i in range(1, 7)]
+    data = tmp_path / "sample.jsonl"
+    data.write_text(json.dumps({"id": 1, "question": "Где я живу?", "ans": "В Омске", "question_type": "fact_equal_session",
+                                "sessions": sessions, "ans_session_ids": [6]}, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    monkeypatch.setattr(rehearsal, "WORK", tmp_path / "work")
+    monkeypatch.setenv("GIGAMEMORY_LLM", f"vllm:{model}")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(tmp_path / "site")]))
+    monkeypatch.delenv("VLLM_CPU_LAUNCHER", raising=False)
+    out = str(tmp_path / "report")
+    assert rehearsal.main(["--data", str(data), "--sessions", "2", "--submission",
+                           str(ROOT / "local_eval/systems/baseline"), "--out", out]) == 0
+    cut = json.loads((tmp_path / "work" / "report" / "sample.jsonl").read_text(encoding="utf-8"))
+    assert [s["id"] for s in cut["sessions"]] == [1, 2, 6]
+    longer = tmp_path / "models" / "tiny-131072"
+    assert json.loads((longer / "config.json").read_text(encoding="utf-8"))["max_position_embeddings"] == 131072
+    assert (longer / "tokenizer.json").resolve() == (model / "tokenizer.json").resolve()
+    result = json.loads(Path(out + ".json").read_text(encoding="utf-8"))
+    assert [(r["answer"], r["sessions"], r["llm"]["calls"]) for r in result["records"]] == [
+        ("engine loaded tiny-131072", 3, 1)]
+    assert "| 1 | fact_equal_session | 3 | 1 |" in Path(out + ".md").read_text(encoding="utf-8")
