@@ -456,7 +456,7 @@ def unrelated(args) -> int:
         latest = {(r.get("id"), r.get("way"), i if r.get("id") is None else 0): r for i, r in enumerate(rows)}
         for row in latest.values():  # a resumed run's row replaces its first
             text, question, prompt = row.get("answer") or "", row["question"], prompts.get(row["question"])
-            if row.get("way") == "gate" or prompt is None or not text or no_information(text):
+            if row.get("way") == "gate" or prompt is None or not text or answer_step.says_no_info(text):
                 continue
             kind = "answerable" if prompt["answerable"] else "no answer"
             counts[kind] += 1
@@ -474,11 +474,6 @@ def unrelated(args) -> int:
     print(f"ALL {len(paths)} files: answerable {total['answerable declined']} of {total['answerable']} declined "
           f"({total['right declined']} judged right), no answer {total['no answer declined']} of {total['no answer']}")
     return 0
-
-
-def no_information(text: str) -> bool:
-    """The reader's own decline, with or without the closing period."""
-    return text.strip().rstrip(".") in {v.rstrip(".") for v in answer_step.NO_INFO.values()}
 
 
 def items(args) -> int:

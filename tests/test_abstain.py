@@ -194,3 +194,8 @@ def test_an_unrelated_draft_is_declined_unless_turned_off():
         model.write_to_memory(said, "d")
         assert model.answer_to_question("d", "Как зовут мою жену?") == expected
         assert model.memory_stats("d")["declined"] == ("unrelated" if expected == NO_INFO else None)
+
+
+def test_the_readers_own_decline_is_not_judged_as_an_answer_with_or_without_its_period():
+    assert answer.says_no_info("У меня нет такой информации") and answer.says_no_info(" I don't have that information. ")
+    assert not answer.says_no_info("У меня нет собаки.")

@@ -149,6 +149,12 @@ def _named(text: str) -> set:
     return quoted | {w for w in _lemmas(text) if w in _NUMERALS or not (w in STOP_RU or w in STOP_EN or w in _POINTERS)}
 
 
+def says_no_info(answer: str) -> bool:
+    """The reader's own decline: the no-information sentence of either language, with or without
+    its period (`says_no_info("У меня нет такой информации")` is True)."""
+    return answer.strip().rstrip(".").casefold() in {v.rstrip(".").casefold() for v in NO_INFO.values()}
+
+
 def adds_nothing(answer: str, question: str) -> bool:
     """The answer names nothing the question does not: every word it has, less session markers and
     words that only join, address or point, is one of the question's words (by lemma).

@@ -183,7 +183,7 @@ class DialogueMemory:
         kept = [line for line, _, keep in judged if keep] if sum(keep for _, _, keep in judged) >= 2 else []
         chat = prompt(shown=kept or lines)
         text = None if by else self._draft(chat, question, lang)
-        if text and text != answer_step.NO_INFO[lang]:
+        if text and not answer_step.says_no_info(text):
             if self.settings.abstain == "after" and self._declines(prompt, lang, "after", text):
                 by = "abstain"
             elif self.settings.decline_empty and answer_step.adds_nothing(text, question):
@@ -192,7 +192,7 @@ class DialogueMemory:
                                                                           answer_step.material(chat, question)):
                 by = "unrelated"
         declined = by is not None
-        if text and kept and not declined and text != answer_step.NO_INFO[lang]:
+        if text and kept and not declined and not answer_step.says_no_info(text):
             text = items.joined(text, kept, lang)
         return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
                       context=context, lang=lang, facts=tuple(kept or lines), declined=declined, declined_by=by,
