@@ -8,6 +8,7 @@ import pytest
 from local_eval import benchmarks, harness
 from submit import SubmitModelWithMemory
 from submit.config import Config
+from submit.memory.dialogue import Settings
 from submit.memory import facts as F
 from local_eval.specs import make_llm
 from local_eval.llms.fixture import ANSWER, FixtureLLM, normalize
@@ -58,7 +59,10 @@ def test_contest_path_on_the_fixture_never_falls_back_and_every_fact_line_has_it
     records = (benchmarks.load("gigamemory", str(fixture_path.parent / "format_example.jsonl"))
                + benchmarks.load("gigamemory", str(fixture_path.parent / "ru_dev_questions.jsonl")))
     llm = make_llm(f"fixture:{fixture_path},{VERSIONS},{CHECKS}")
-    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash"), llm=llm)
+    # The fixture's answer is a placeholder, no reply to the question: the call-free declines, which
+    # read an answer against the question and the material, would judge it as one.
+    settings = Settings(decline_empty=False, decline_unrelated=False)
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", memory=settings), llm=llm)
     said = recorded(fixture_path)
     for record in records:
         messages, _ = harness.flatten(record)  # a turn's idx is its place in this list
