@@ -476,6 +476,65 @@ def unrelated(args) -> int:
     return 0
 
 
+def coverage(args) -> int:
+    """The coverage-accuracy curve of one reader's plain answers: the gate's threshold swept over
+    its own P(yes) readings (the `gate` rows), after the contest's call-free declines (empty
+    answer; unrelated value with `--prompts`). Per threshold: coverage (the share of questions
+    answered), accuracy on the answered ones, and right answers over all (a declined no-answer
+    question right); the threshold the run's own calibration chose (`--gate p_yes<@FILE`) marked.
+    Writes OUT.png and OUT.md."""
+    known = verdicts(args.verdicts)
+    rows = rows_of([args.answers])
+    material = {r["question"]: r for r in rows_of([prompt_file(p) for p in args.prompts or ()],
+                                                  lambda r: "messages" in r)}
+    p_yes = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate" and "p_yes" in r}
+    plain = [r for r in rows if (r.get("way") or "plain") == "plain" and r["id"] in p_yes]
+    chosen = parse_gate(calibrated(args.gate)[0])[1] if args.gate and calibrated(args.gate)[0] else None
+
+    def free(row: dict) -> bool:  # declined by a call-free rule
+        text, prompt = row["answer"] or "", material.get(row["question"])
+        return bool(text) and (answer_step.adds_nothing(text, row["question"]) or (prompt is not None and
+                               answer_step.unrelated(text, row["question"],
+                                                     answer_step.material(prompt["messages"], row["question"]))))
+    points = []
+    for threshold in sorted({0.0, *p_yes.values(), 1.01} | ({chosen} if chosen is not None else set())):
+        answered = [r for r in plain if not free(r) and not declines(p_yes[r["id"]], threshold)
+                    and not answer_step.says_no_info(r["answer"] or "")]
+        right_answered = sum(bool(known.get((r["question"], r["answer"]))) for r in answered)
+        right_declined = sum(not r["answerable"] for r in plain if r not in answered)
+        points.append((threshold, len(answered) / len(plain), right_answered / len(answered) if answered else None,
+                       right_answered + right_declined))
+    command = (["bench/readers.py coverage", args.answers, "--verdicts", args.verdicts]
+               + ([f"--gate '{args.gate}'"] if args.gate else []) + [f"--prompts {p}" for p in args.prompts or ()]
+               + ["--out", args.out])
+    lines = [f"`.venv/bin/python {' '.join(command)}`", "",
+             f"{len(plain)} questions; {Path(args.answers).stem}, plain answers, the call-free declines first.", "",
+             "| decline below P(yes) | coverage | accuracy answered | right of all |", "|---:|---:|---:|---:|"]
+    lines += [f"| {t:.3f}{' (its calibration)' if t == chosen else ''} | {c:.2f} | "
+              f"{'–' if a is None else f'{a:.2f}'} | {n}/{len(plain)} |" for t, c, a, n in points]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    Path(args.out + ".md").write_text(text, encoding="utf-8")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5, 4))
+    shown = [(t, c, a) for t, c, a, _ in points if a is not None]  # none answered: no accuracy
+    ax.plot([c for _, c, _ in shown], [a for _, _, a in shown], marker=".")
+    for t, c, a in shown:
+        if t == chosen:
+            ax.annotate(f"its calibration (P(yes) < {t:.2f})", (c, a), textcoords="offset points", xytext=(-150, -18))
+            ax.plot([c], [a], "o", color="red")
+    ax.set_xlabel("coverage (share of questions answered)")
+    ax.set_ylabel("accuracy of the answers given")
+    ax.set_title(f"{Path(args.answers).stem}: the gate's threshold swept", fontsize=9)
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    fig.tight_layout()
+    fig.savefig(args.out + ".png", dpi=100)
+    return 0
+
+
 def items(args) -> int:
     """Per list question of a `--lists select` run: facts judged and kept, the gold items' facts
     (`--gold`: a fact names an item when it holds one of the item stems) with their P(yes) ranks,
@@ -549,9 +608,16 @@ def main(argv=None) -> int:
     u.add_argument("--prompts", action="append", required=True,
                    help="bench/prompts.py output the answers were read from, or SET:CHARS to build it "
                    "(ru_dev:4000; repeat for several)")
+    c = sub.add_parser("coverage", help="the coverage-accuracy curve of a reader's answers, the gate swept")
+    c.add_argument("answers", help="a `read` file with plain answers and gate rows (bench/results/reading/)")
+    c.add_argument("--verdicts", required=True, help="verdicts JSONL ({question, answer, correct})")
+    c.add_argument("--gate", default="", help="p_yes<@FILE: mark the threshold the run's calibration chose")
+    c.add_argument("--prompts", action="append", help="the prompts the answers were read from, or SET:CHARS: "
+                   "the unrelated-value decline too")
+    c.add_argument("--out", required=True, help="writes OUT.png and OUT.md")
     args = p.parse_args(argv)
-    return {"answer": answer, "empty": empty, "unrelated": unrelated, "read": read, "judge": judge, "table": table,
-            "gate": gate, "items": items}[args.command](args)
+    return {"answer": answer, "empty": empty, "unrelated": unrelated, "coverage": coverage, "read": read,
+            "judge": judge, "table": table, "gate": gate, "items": items}[args.command](args)
 
 
 if __name__ == "__main__":

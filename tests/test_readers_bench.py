@@ -140,3 +140,26 @@ def test_unrelated_counts_someone_elses_values_against_the_prompts_material(tmp_
     assert out == ["  no answer: Как зовут моего сына? | Сергей",
                    f"{tmp_path / 'a.jsonl'}: answerable 0 of 1 declined (0 judged right), no answer 1 of 1",
                    "ALL 1 files: answerable 0 of 1 declined (0 judged right), no answer 1 of 1"]
+
+
+def test_coverage_sweeps_the_gate_after_the_call_free_declines(tmp_path, capsys):
+    rows = [reading_row("1", "Кем я работаю?", "info_updating", "plain", answer="Сварщиком."),
+            reading_row("1", "Кем я работаю?", "info_updating", "gate", answer=None, p_yes=0.9),
+            reading_row("2", "Где я живу?", "fact_equal_session", "plain", answer="В Омске."),
+            reading_row("2", "Где я живу?", "fact_equal_session", "gate", answer=None, p_yes=0.6),
+            reading_row("3", "Как зовут мопса моей бабушки?", "no_info", "plain", answer="Мопс моей бабушки — мопс."),
+            reading_row("3", "Как зовут мопса моей бабушки?", "no_info", "gate", answer=None, p_yes=0.3),
+            reading_row("4", "Как зовут кота?", "no_info", "plain", answer="Барсик."),
+            reading_row("4", "Как зовут кота?", "no_info", "gate", answer=None, p_yes=0.5)]
+    answers, verdicts = tmp_path / "a.jsonl", tmp_path / "v.jsonl"
+    answers.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    verdicts.write_text("\n".join(json.dumps({"question": q, "answer": a, "correct": c}, ensure_ascii=False) for q, a, c in
+                                  (("Кем я работаю?", "Сварщиком.", True), ("Где я живу?", "В Омске.", False),
+                                   ("Как зовут кота?", "Барсик.", False))), encoding="utf-8")
+    out = tmp_path / "cov"
+    assert readers.main(["coverage", str(answers), "--verdicts", str(verdicts), "--out", str(out)]) == 0
+    table = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "P(yes)" not in line]
+    # the mops answer names nothing new: declined before any threshold; then the cat, the city, the job
+    assert table == ["| 0.000 | 0.75 | 0.33 | 2/4 |", "| 0.300 | 0.75 | 0.33 | 2/4 |", "| 0.500 | 0.75 | 0.33 | 2/4 |",
+                     "| 0.600 | 0.50 | 0.50 | 3/4 |", "| 0.900 | 0.25 | 1.00 | 3/4 |", "| 1.010 | 0.00 | – | 2/4 |"]
+    assert out.with_suffix(".png").stat().st_size > 0 and out.with_suffix(".md").is_file()
