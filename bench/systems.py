@@ -12,7 +12,9 @@ an hour here: `bench/extraction.py facts` measures it apart); the organizers' ba
 (`local_eval/systems/baseline`, the whole history in the prompt, cut to the reader's context as
 the submission's own `truncate_prompt_tokens` cuts it) and a plain RAG (`local_eval/systems/rag`:
 the best turns by the same embedder into the same 8000 characters) as contest-format folders,
-unchanged, through local_eval's vLLM stand-in (`--submission`). Two readers (`READERS`):
+unchanged, through local_eval's vLLM stand-in (`--submission`); and `ours-own`, ours with the
+reader as its only model (its own extraction of every dialogue: `--systems ours-own --record`,
+hours). Two readers (`READERS`):
 - `qwen1.5b`: the local Qwen2.5-Coder-1.5B with an 8192-token context on two CPU cores; every
   system's prompt is held to that context, so the baseline keeps its history's latest 8192 tokens;
   `--record` asks the model and stores every reply with its token counts and seconds;
@@ -79,7 +81,12 @@ SYSTEMS = {  # name -> the run.py arguments that make it (the reader's context j
     "ours": ["--gate", "off"],
     "baseline": ["--submission", "local_eval/systems/baseline"],
     "rag": ["--submission", "local_eval/systems/rag"],
+    # ours with the reader as its only model: its own extraction, versions pass and check of each
+    # whole dialogue (the first question of a dialogue extracts it: about an hour for the 1.5B
+    # here, past any answer ceiling; the other questions of the dialogue read the same replies)
+    "ours-own": ["--gate", "off", "--answer-ceiling", "86400"],
 }
+RECORDED_FACTS = ("ours",)  # systems whose facts are the benchmark's recorded extraction (`split:`)
 
 
 def spec(reader: Reader, record: bool) -> str:
@@ -97,9 +104,9 @@ def command(system: str, benchmark: str, reader: Reader, part: str, record: bool
     """The run.py command of one system on one part of a benchmark (`shard`: run.py's --shard)."""
     choose, facts = BENCHMARKS[benchmark]
     llm = spec(reader, record)
-    if system == "ours":  # the recorded facts answer the schema prompts, the reader the rest
+    if system in RECORDED_FACTS:  # the recorded facts answer the schema prompts, the reader the rest
         llm = f"split:{facts};{llm}"
-    own = ["--submission-ctx", str(reader.context)] if system != "ours" else []
+    own = ["--submission-ctx", str(reader.context)] if "--submission" in SYSTEMS[system] else []
     return [sys.executable, "local_eval/run.py", *choose[part], "--shard", shard, *SYSTEMS[system], *own,
             "--llm", llm,
             "--judge", f"collect:{STORE / 'judge'}",  # the verdicts it lacks are queued for a judge
@@ -142,20 +149,26 @@ def fresh_seconds(reader: Reader, before: set) -> list:
 
 
 def keep_seconds(benchmark: str, reader: Reader, made: dict) -> None:
-    """Fold the model's seconds of this recording (`made`: system -> the seconds of each reply the
-    model made for it) into the mean kept in RESULTS for the replayed table. One reply is one
-    question's answer for every system (ours' extraction replays from the recorded facts)."""
+    """Fold the model's seconds of this recording (`made`: system -> [seconds, questions]: the
+    recorded seconds of the replies the model made for it, and the questions they answered) into
+    the mean kept in RESULTS for the replayed table."""
     path = seconds_file(benchmark, reader)
     kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    for system, seconds in made.items():
-        if not seconds:
+    for system, (seconds, questions) in made.items():
+        if not questions:
             continue
         old = kept.get(system, {"seconds_per_question": 0.0, "questions": 0})
-        n = old["questions"] + len(seconds)
+        n = old["questions"] + questions
         kept[system] = {"seconds_per_question": round((old["seconds_per_question"] * old["questions"]
-                                                        + sum(seconds)) / n, 1), "questions": n}
+                                                        + seconds) / n, 1), "questions": n}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
+
+
+def recorded_rows(system: str, benchmark: str, reader: Reader, part: str) -> int:
+    """The question rows of a system's recording folder for one part (each question once)."""
+    path = folder(system, benchmark, reader, part, True) / "results.jsonl"
+    return len({r["id"] for r in jsonl.read_rows(path, lambda r: "id" in r)[0]})
 
 
 def table(benchmark: str, reader: Reader, systems: list) -> str:
@@ -208,12 +221,19 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown system {unknown[0]!r}; choose from {', '.join(SYSTEMS)}")
     todo = [(system, part) for system in systems for part in parts(reader, args.benchmark)]
-    codes, made = {}, defaultdict(list)
+    codes, made = {}, defaultdict(lambda: [0.0, 0])
     for system, part in todo:
-        before = set(Store(str(STORE / reader.store)).replies) if args.record and reader.live else set()
+        live = args.record and reader.live
+        before = set(Store(str(STORE / reader.store)).replies) if live else set()
+        rows_before = recorded_rows(system, args.benchmark, reader, part) if live else 0
         codes[(system, part)] = run(system, args.benchmark, reader, part, args.record, shard)
-        if args.record and reader.live:
-            made[system] += fresh_seconds(reader, before)
+        if live:
+            fresh = fresh_seconds(reader, before)
+            made[system][0] += sum(fresh)
+            # one reply a question where the facts are recorded; the reader's own extraction makes
+            # hundreds for a dialogue's first question: its questions are the recording's new rows
+            made[system][1] += len(fresh) if system in RECORDED_FACTS or "--submission" in SYSTEMS[system] else (
+                recorded_rows(system, args.benchmark, reader, part) - rows_before if fresh else 0)
     if args.record and not reader.live and any(code == 4 for code in codes.values()):
         print(f"{sum(c == 4 for c in codes.values())} of {len(codes)} runs wait for replies: the stand-ins' "
               f"in {STORE / reader.store / 'pending.jsonl'} (answers into replies.jsonl as {{\"key\", \"reply\"}} "
