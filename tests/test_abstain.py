@@ -199,3 +199,13 @@ def test_an_unrelated_draft_is_declined_unless_turned_off():
 def test_the_readers_own_decline_is_not_judged_as_an_answer_with_or_without_its_period():
     assert answer.says_no_info("У меня нет такой информации") and answer.says_no_info(" I don't have that information. ")
     assert not answer.says_no_info("У меня нет собаки.")
+
+
+def test_a_turns_later_lines_belong_to_its_line_in_the_material():
+    chat = [{"role": "user", "content": "Выдержки из диалогов:\n### Сессия 3\nПользователь: у меня есть мама.\n"
+             "Её зовут Наира.\nШаг 1: позвонить\nАссистент: Понял.\n\nВопрос пользователя: Как зовут мою маму?"}]
+    assert answer.material(chat, "Как зовут мою маму?") == [
+        ("Выдержки из диалогов", "### Сессия 3"),
+        ("Выдержки из диалогов", "Пользователь: у меня есть мама. Её зовут Наира. Шаг 1: позвонить"),
+        ("Выдержки из диалогов", "Ассистент: Понял.")]
+    assert not answer.unrelated("Вашу маму зовут Наира.", "Как зовут мою маму?", answer.material(chat, "Как зовут мою маму?"))

@@ -195,19 +195,26 @@ def asked_about(question: str) -> set:
             if i not in asked and "anim" in parses[i].tag} - {"пользователь", "гость"}  # «в гости»: no one
 
 
+# A line that starts a turn of the excerpts: a speaker's label («Пользователь: …», «Caroline: …»),
+# a session heading, or a fact's bullet; any other line continues the turn above it.
+_STARTS = re.compile(r"^(?:- |###|[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,2}: )")
+
+
 def material(chat: list, question: str) -> list[tuple[str, str]]:
     """The answer prompt's material as (topic, line): each fact under its topic's line, each excerpt
-    line under «Выдержки из диалогов:», session markers and bullets removed; the user message up to
-    the line that asks the question (build_prompt's layout)."""
+    turn under «Выдержки из диалогов:» (a turn's later lines joined to it), session markers and
+    bullets removed; the user message up to the line that asks the question (build_prompt's layout)."""
     rows, topic = [], ""
     for line in chat[-1]["content"].splitlines():
-        text = " ".join(_MARKER.sub(" ", line).split()).removeprefix("- ")
+        text = " ".join(_MARKER.sub(" ", line).split())
         if question in line:
             break
         if text.endswith(":") and ": " not in text:
             topic = text[:-1]
+        elif text and rows and rows[-1][0] == topic and not _STARTS.match(text):
+            rows[-1] = (topic, rows[-1][1] + " " + text)
         elif text:
-            rows.append((topic, text))
+            rows.append((topic, text.removeprefix("- ")))
     return rows
 
 
