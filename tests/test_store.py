@@ -219,3 +219,27 @@ def test_a_replay_miss_names_the_line_that_changed_against_the_nearest_recorded_
     with pytest.raises(StopRun) as plain:
         make_llm(f"replay:{tmp_path}").generate([changed], max_tokens=5)
     assert str(plain.value).endswith("then run again.")
+
+
+class OneByOne(ScriptedLLM):
+    """A backend that answers a batch prompt after prompt, and breaks on the third prompt it is asked."""
+    one_at_a_time = True
+
+    def __init__(self):
+        super().__init__()
+        self.asked = 0
+
+    def _generate(self, chats, **kwargs):
+        self.asked += len(chats)
+        if self.asked > 2:
+            raise KeyboardInterrupt  # the recording stopped by hand, an hour into a batch
+        return super()._generate(chats, **kwargs)
+
+
+def test_a_store_over_a_one_at_a_time_backend_keeps_each_reply_as_it_comes(tmp_path):
+    from local_eval.llms.store import CachingLLM
+    cached = CachingLLM(str(tmp_path), OneByOne())
+    third = [{"role": "user", "content": "Кем я работаю?"}]
+    with pytest.raises(KeyboardInterrupt):
+        cached.generate([CHAT, OTHER, third], max_tokens=5)
+    assert set(Store(str(tmp_path)).replies) == {key(CHAT), key(OTHER)}  # the two made before the stop

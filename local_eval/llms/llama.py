@@ -148,6 +148,9 @@ class LlamaBackend(LLM):
     # Seconds per extraction prompt for the time budget before the first dialogue measures
     # it (the demo's extraction rates on a busy 2-core machine: docs/local_model.md).
     prior_seconds_per_prompt = 10.0
+    # It answers a batch one prompt after another, so a reply store over it (`cache:`) loses
+    # nothing by asking prompt by prompt, and keeps each reply as soon as it is made.
+    one_at_a_time = True
 
     def __init__(self, model: str, options: Optional[dict] = None):
         self.path, self.options = model_path(model), Options.of(options or {})

@@ -184,14 +184,20 @@ class CachingLLM(LLM):
     def _generate(self, chats, *, max_tokens, schema, purpose, logprobs=0):
         _, keys = keyed(chats, max_tokens, schema, logprobs)
         missing = [i for i, k in enumerate(keys) if k not in self.store.replies]
-        start = time.perf_counter()
-        fresh = self.inner.generate([chats[i] for i in missing], max_tokens=max_tokens, schema=schema,
-                                    purpose=purpose, logprobs=logprobs) if missing else []
-        seconds = round((time.perf_counter() - start) / max(1, len(missing)), 3)  # a batch's time, shared
-        for i, generation in zip(missing, fresh):
-            self.store.add(keys[i], generation.text, chats[i],
-                           (generation.prompt_tokens, generation.output_tokens, seconds), generation.top)
-        made = dict(zip(missing, fresh))
+        # A backend that answers one prompt after another is asked so: each reply is stored as it
+        # comes (an interrupted hour-long batch keeps what it made); others get the batch whole.
+        step = 1 if getattr(self.inner, "one_at_a_time", False) else max(1, len(missing))
+        made = {}
+        for first in range(0, len(missing), step):
+            part = missing[first:first + step]
+            start = time.perf_counter()
+            fresh = self.inner.generate([chats[i] for i in part], max_tokens=max_tokens, schema=schema,
+                                        purpose=purpose, logprobs=logprobs)
+            seconds = round((time.perf_counter() - start) / len(part), 3)  # a batch's time, shared
+            for i, generation in zip(part, fresh):
+                self.store.add(keys[i], generation.text, chats[i],
+                               (generation.prompt_tokens, generation.output_tokens, seconds), generation.top)
+            made.update(zip(part, fresh))
         return [made.get(i) or self._stored(chats[i], keys[i]) for i in range(len(chats))]
 
     def _stored(self, chat, key) -> Generation:
