@@ -207,7 +207,8 @@ def main(argv=None) -> int:
     p.add_argument("--benchmark", choices=tuple(BENCHMARKS), default="ru_dev")
     p.add_argument("--reader", choices=tuple(READERS), default="qwen1.5b",
                    help="whose replies: the local 1.5B's or the literal stand-in's (default: qwen1.5b)")
-    p.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated, of: " + ", ".join(SYSTEMS))
+    p.add_argument("--systems", default="ours,baseline,rag", help="comma-separated, of: " + ", ".join(SYSTEMS)
+                   + " (default: ours,baseline,rag; ours-own's recording is not finished)")
     p.add_argument("--shard", help="run.py's --shard K/N: the questions (default: the reader's recorded one: "
                    + "; ".join(f"{n} {r.shards}" for n, r in READERS.items()) + ")")
     p.add_argument("--record", action="store_true", help="ask the reader (and queue the judge's prompts) "
