@@ -281,10 +281,16 @@ def main(argv=None) -> int:
     if not args.no_behaviours:
         result["behaviours"] = behaviours(backend, recorder)
     result["calls"] = recorder.calls
-    Path(args.out + ".json").write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
-    Path(args.out + ".md").write_text(markdown(result), encoding="utf-8")
-    print(markdown(result))
+    write_report(args.out, result, markdown)
     return 0
+
+
+def write_report(out: str, result: dict, render) -> None:
+    """OUT.json (the result) and OUT.md (`render` of it), the tables printed too."""
+    text = render(result)
+    Path(out + ".json").write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+    Path(out + ".md").write_text(text, encoding="utf-8")
+    print(text)
 
 
 CONTEST_LENGTH = 131072  # GigaChat's max_model_len on the contest machine (../shared/docs/VLLM.md)
@@ -328,9 +334,7 @@ def rehearse_submission(args, argv) -> int:
                                                 "lexical_correct")},
                            "sessions": sessions.get(r["id"]),
                            "llm": (r.get("stats") or {}).get("llm")} for r in latest.values()]}
-    Path(args.out + ".json").write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
-    Path(args.out + ".md").write_text(submission_markdown(result), encoding="utf-8")
-    print(submission_markdown(result))
+    write_report(args.out, result, submission_markdown)
     return 0
 
 

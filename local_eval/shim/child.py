@@ -27,10 +27,11 @@ import os
 import sys
 import time
 import traceback
+from collections import Counter
 
 SHIM = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.realpath(os.path.dirname(os.path.dirname(SHIM)))
-ENGINE: dict = {}  # the real vLLM's counters (engine `vllm`); the stand-in keeps its own
+ENGINE: Counter = Counter()  # the real vLLM's counters (engine `vllm`); the stand-in keeps its own
 
 
 def isolate(src: str, stand_in: bool = True) -> None:
@@ -104,10 +105,9 @@ def count_engine(vllm) -> None:
     @functools.wraps(inner)
     def generate(self, *args, **kwargs):
         outputs = inner(self, *args, **kwargs)
-        ENGINE["requests"] = ENGINE.get("requests", 0) + len(outputs)
-        ENGINE["prompt_tokens"] = ENGINE.get("prompt_tokens", 0) + sum(len(o.prompt_token_ids or ()) for o in outputs)
-        ENGINE["output_tokens"] = ENGINE.get("output_tokens", 0) + sum(len(c.token_ids) for o in outputs
-                                                                       for c in o.outputs)
+        ENGINE["requests"] += len(outputs)
+        ENGINE["prompt_tokens"] += sum(len(o.prompt_token_ids or ()) for o in outputs)
+        ENGINE["output_tokens"] += sum(len(c.token_ids) for o in outputs for c in o.outputs)
         return outputs
     vllm.LLM.generate = generate
 

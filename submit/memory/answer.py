@@ -227,5 +227,5 @@ def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     about, named = asked_about(question), _named(answer) - _named(question)
     if not about or not named:
         return False
-    holding = [(topic, line) for topic, line in lines if _lemmas(line) & named]
-    return bool(holding) and not any((_lemmas(line) | _lemmas(topic)) & about for topic, line in holding)
+    holding = [(topic, found) for topic, found in ((topic, _lemmas(line)) for topic, line in lines) if found & named]
+    return bool(holding) and not any((found | _lemmas(topic)) & about for topic, found in holding)

@@ -114,11 +114,16 @@ class Answer:
     lang: str
     facts: tuple = ()  # the FactLines the answer prompt held (each knows its turns)
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
-    declined: bool = False  # the abstention check or the decline gate found no answer in the material
-    declined_by: Optional[str] = None  # which: "abstain", "gate", "empty", "unrelated" (answer.py)
+    # what declined the question, if anything did: "abstain" (the check), "gate" (the decline gate),
+    # "empty", "unrelated" (answer.py's call-free rules)
+    declined_by: Optional[str] = None
     p_yes: Optional[float] = None  # the decline gate's reading, where it asked
     items: tuple = ()  # (fact statement, P(yes), kept) per fact the list judge read, where it read them
     timings: dict = field(default_factory=dict)
+
+    @property
+    def declined(self) -> bool:
+        return self.declined_by is not None
 
 
 class DialogueMemory:
@@ -191,14 +196,12 @@ class DialogueMemory:
             elif self.settings.decline_unrelated and answer_step.unrelated(text, question,
                                                                           answer_step.material(chat, question)):
                 by = "unrelated"
-        declined = by is not None
-        if text and kept and not declined and not answer_step.says_no_info(text):
+        if text and kept and not by and not answer_step.says_no_info(text):
             text = items.joined(text, kept, lang)
-        return Answer(text=answer_step.NO_INFO[lang] if declined else text or answer_step.NO_INFO[lang],
-                      context=context, lang=lang, facts=tuple(kept or lines), declined=declined, declined_by=by,
-                      p_yes=p_yes,
+        return Answer(text=answer_step.NO_INFO[lang] if by else text or answer_step.NO_INFO[lang],
+                      context=context, lang=lang, facts=tuple(kept or lines), declined_by=by, p_yes=p_yes,
                       items=tuple((line.fact.statement, score, keep) for line, score, keep in judged),
-                      fallback=None if text or declined else EMPTY_ANSWER, timings=dict(self.timings))
+                      fallback=None if text or by else EMPTY_ANSWER, timings=dict(self.timings))
 
     def _items(self, question: str, lines: list, lang: str) -> list:
         """Lists by selection (items.py): (line, P(yes), kept) for each shown fact as the reader
