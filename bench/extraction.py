@@ -99,6 +99,8 @@ SOURCES = {
     "fixture": (prompts.FIXTURES, "1,2,3,4", "all"),
     "fixture_disclosure": (prompts.FIXTURES, "1,2,3,4", "disclosure"),
     "q15_before": ("replay:" + str(ROOT / STORE), "2", "all"),
+    # the 1.5B's own extraction of the four dialogues, as `bench/systems.py --systems ours-own` recorded it
+    "q15_own": ("replay:" + str(ROOT / "bench/stores/systems/qwen1.5b"), "1,2,3,4", "all"),
 }
 QUESTIONS = [RU / "ru_dev_questions.jsonl", ROOT / "bench/fixtures/probe_lists_ru.jsonl"]
 # versions: the extraction fixture, the recorded replies of the pass and its check, the judges

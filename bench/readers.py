@@ -49,6 +49,7 @@ from typing import Optional, Sequence
 from local_eval import jsonl
 from submit.memory import answer as answer_step
 from submit.memory import gate as contest_gate
+from submit.memory import items as list_step
 from submit.memory.gate import with_ask  # the one definition: the contest's gate builds its chats with it
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,7 +174,17 @@ def read_gate(server, row: dict, lang: str) -> dict:
     return {"p_yes": round(yes_probability(reply, lang), 4), "usage": reply.get("usage", {})}
 
 
-WAYS = {"plain": read_plain, "evidence": read_evidence, "ask_all": read_ask_all}
+def read_list(server, row: dict, lang: str) -> dict:
+    """The contest's list call (`list_step.list_chat`, `--lists list`): the items the reader lists from the
+    prompt's facts, as the contest keeps them; read only for questions whose form asks for several."""
+    chat = list_step.list_chat(row["messages"], lang)
+    reply = ask(server, chat_body(chat, list_step.LIST_MAX_TOKENS, list_step.LIST_SCHEMA))
+    raw = reply["choices"][0]["message"]["content"] or ""
+    return {"items": list_step.kept_items(raw, chat, lang), "raw": raw, "usage": reply.get("usage", {})}
+
+
+WAYS = {"plain": read_plain, "evidence": read_evidence, "ask_all": read_ask_all, "list": read_list}
+NOT_ANSWERS = ("gate", "list")  # ways whose rows read a prompt but answer nothing themselves
 
 
 def read(args) -> int:
@@ -185,7 +196,7 @@ def read(args) -> int:
     done = {(r["id"], r["way"]) for r in rows_of([out], lambda r: "way" in r)}
     server = LlamaBackend(args.model).engine.server
     todo = [(row, way) for row in rows for way in args.way + ([] if args.no_gate else ["gate"])
-            if (row["id"], way) not in done]
+            if (row["id"], way) not in done and (way != "list" or list_step.several(row["question"]))]
     for row, way in tqdm(todo, desc="reading", unit="call"):
         lang = answer_step.detect_lang(row["question"])
         start = time.perf_counter()
@@ -242,16 +253,36 @@ def final(row: dict, declined: bool) -> str:
     return no_info(row) if declined else row["answer"]
 
 
+def with_listed(answer: str, question: str, listed: Optional[list]) -> str:
+    """The answer as the contest's `--lists list` leaves it: the listed items it lacks joined to it
+    (`items.joined_values`), where the question was listed and the answer is not "no information"."""
+    if listed is None or not answer or answer_step.says_no_info(answer):
+        return answer
+    return list_step.joined_values(answer, listed, answer_step.detect_lang(question))
+
+
 def variants(row: dict, declined: dict, gate: str, empty: bool = False,
-             prompts: Optional[dict] = None) -> list[tuple[str, str, str]]:
+             prompts: Optional[dict] = None, listings: Optional[dict] = None) -> list[tuple[str, str, str]]:
     """(way, the way it adds a decline to, answer) for each answer a row stands for: the reader's
     own, then with the abstention check it asked ("check before", "check after": its no declines),
     or with the gate (`--gate`: the gate row's signal below the threshold declines); with `empty`,
     also with the contest's empty-answer decline (`answer.adds_nothing`), alone and with the gate;
     with `prompts` (question -> its bench/prompts.py row) too, with the unrelated-value decline
-    (`answer.unrelated`) after it, as the contest path has both."""
+    (`answer.unrelated`) after it, as the contest path has both; with `listings` ((file, set, id) ->
+    the items of the `list` way's row), each of those with the listed items joined too ("+ list",
+    `with_listed`), for every question (one the list way did not read keeps its answer)."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
     out = [(way, way, row["answer"])]
+    out += _more(row, way, declined, gate, empty, prompts)
+    if listings:
+        listed = listings.get((row["file"], row.get("set"), row["id"]))
+        out += [(f"{name} + list", base, with_listed(text, row["question"], listed)) for name, base, text in list(out)]
+    return out
+
+
+def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: Optional[dict]) -> list:
+    """`variants`' declines: each (way, base way, answer) beyond the reader's own."""
+    out = []
     for mode in CHECKS:
         if f"found_{mode}" in row:
             out.append((f"{way} + check {mode}", way, final(row, row[f"found_{mode}"] is False)))
@@ -288,15 +319,27 @@ def prompt_file(spec: str) -> str:
     return str(out)
 
 
+def kept(row: dict, material: Optional[dict]) -> list:
+    """A `list` row's items as the contest keeps them from its raw reply (`items.kept_items`), read
+    again from its prompt where the prompts are given (so a changed rule replays), else as recorded."""
+    prompt = (material or {}).get(row["question"])
+    if prompt is None:
+        return row["items"]
+    lang = answer_step.detect_lang(row["question"])
+    return list_step.kept_items(row["raw"], list_step.list_chat(prompt["messages"], lang), lang)
+
+
 def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ()) -> list[tuple[dict, str, str, str]]:
-    """(row, way, base way, answer) for every answer of the readers' rows (the gate's own rows aside);
-    `prompts`: bench/prompts.py files the answers were read from (the unrelated-value decline's material)."""
+    """(row, way, base way, answer) for every answer of the readers' rows (the gate's and the list
+    way's own rows aside, which add variants where the files hold them); `prompts`: bench/prompts.py
+    files the answers were read from (the unrelated-value decline's material)."""
     rows = rows_of(paths)
     declined = gated(rows, gate)
     material = {r["question"]: r for r in rows_of([prompt_file(p) for p in prompts], lambda r: "messages" in r)
                 } if prompts else None
-    return [(row, *v) for row in rows if row.get("way") != "gate"
-            for v in variants(row, declined, gate, empty, material)]
+    listings = {(r["file"], r.get("set"), r["id"]): kept(r, material) for r in rows if r.get("way") == "list"}
+    return [(row, *v) for row in rows if row.get("way") not in NOT_ANSWERS
+            for v in variants(row, declined, gate, empty, material, listings)]
 
 
 def verdicts(path: str) -> dict:
@@ -423,7 +466,7 @@ def empty(args) -> int:
     for path in paths:
         for row in jsonl.read_rows(Path(path), lambda r: "question" in r and "answer" in r)[0]:
             text, question = row.get("answer") or "", row["question"]
-            if row.get("way") == "gate" or not text or text.strip() in answer_step.NO_INFO.values():
+            if row.get("way") in NOT_ANSWERS or not text or text.strip() in answer_step.NO_INFO.values():
                 continue
             kind = "no answer" if row.get("question_type") in ("no_info", "adversarial") else "answerable"
             counts[kind] += 1
@@ -456,7 +499,7 @@ def unrelated(args) -> int:
         latest = {(r.get("id"), r.get("way"), i if r.get("id") is None else 0): r for i, r in enumerate(rows)}
         for row in latest.values():  # a resumed run's row replaces its first
             text, question, prompt = row.get("answer") or "", row["question"], prompts.get(row["question"])
-            if row.get("way") == "gate" or prompt is None or not text or answer_step.says_no_info(text):
+            if row.get("way") in NOT_ANSWERS or prompt is None or not text or answer_step.says_no_info(text):
                 continue
             kind = "answerable" if prompt["answerable"] else "no answer"
             counts[kind] += 1

@@ -343,7 +343,8 @@ class SubmitModelWithMemory(ModelWithMemory):
                     "extraction": dict(memory.extraction), "facts": len(memory.facts),
                     "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget,
                     "gate": self._gate_stats(key), "items": self._items_stats(key),
-                    "declined": trace.declined_by if (trace := self.traces.get(key)) else None}
+                    "declined": trace.declined_by if (trace := self.traces.get(key)) else None,
+                    "listed": list(trace.listed) if trace and trace.listed else None}
         except RuntimeError:  # an abandoned worker changed the ledger while it was read
             log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])
             return None

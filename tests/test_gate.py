@@ -307,3 +307,51 @@ def test_a_question_that_is_not_text_calibrates_nothing_and_gets_the_safe_reply(
     m = model(llm)
     assert m.answer_to_question("d", None) == NO_INFO["en"]  # no text: no language, English by default
     assert m.calibrations["en"].why.startswith("no calibration set for 'en'") and list(llm.scored) == []
+
+
+def test_several_reads_the_question_form():
+    assert items.several("В каких странах я побывала?") and items.several("Как зовут моих друзей?")
+    assert items.several("Кто из родственников приезжал ко мне в гости?")
+    assert not items.several("Какая у меня фамилия?") and not items.several("Как зовут мою жену?")
+    assert not items.several("Which countries have I visited?")  # no morphology for English
+
+
+def test_parse_items_keeps_the_complete_items_of_a_cut_reply():
+    assert items.parse_items('{"items": ["Тверь", "Кострому", "Тверь", " "]}') == ["Тверь", "Кострому"]
+    assert items.parse_items('{"items": ["Тверь", "Костр') == ["Тверь"]
+    assert items.parse_items("нет") == [] and items.parse_items('{"items": "Тверь"}') == []
+
+
+def test_list_chat_keeps_the_facts_and_asks_for_the_items():
+    chat = [{"role": "system", "content": "S"},
+            {"role": "user", "content": "Факты:\n- a\n\nВыдержки из диалогов:\n### Сессия 1\nx\n\n### Сессия 2\ny\n\n"
+                                        "Вопрос пользователя: Q?\nОтвет одним предложением:"}]
+    asked = items.list_chat(chat, "ru")[-1]["content"]
+    assert asked.split("\n")[:4] == ["Факты:", "- a", "", "Вопрос пользователя: Q?"]
+    assert "Сессия" not in asked and asked.endswith(prompts.text("items", "ru", "list_ask"))
+
+
+def list_router(answer, listing):
+    """`router`, and the list prompt (its JSON ask) answered with `listing`."""
+    def reply(chat):
+        return listing if '{"items"' in chat[-1]["content"] else router(answer)[0](chat)
+    return [reply] * 20
+
+
+def test_lists_by_listing_join_the_listed_items_the_answer_left_out():
+    listing = json.dumps({"items": ["футбол", "пинг-понг", "шахматы"]}, ensure_ascii=False)
+    llm = ScriptedLLM(list_router("Вы играете в футбол.", listing))
+    m = sports_model(llm, lists="list")
+    # «шахматы» stands in no fact shown: the reader made it up, it is not joined
+    assert m.answer_to_question("d", "Какими видами спорта я занимаюсь?") == "Вы играете в футбол (также: пинг-понг)."
+    assert m.memory_stats("d")["listed"] == ["футбол", "пинг-понг"]
+    assert m.memories["d"].ledger.calls["items"] == 1
+    asked = [chat for chat, _, _ in llm.history if '{"items"' in chat[-1]["content"]]
+    assert len(asked) == 1 and "Выдержки" not in asked[0][-1]["content"]
+
+
+def test_lists_by_listing_ask_nothing_of_a_question_for_one_thing():
+    llm = ScriptedLLM(list_router("Ваша жена работает врачом.", '{"items": ["врач", "футбол"]}'))
+    m = sports_model(llm, lists="list")
+    assert m.answer_to_question("d", "Кем работает моя жена?") == "Ваша жена работает врачом."
+    assert "items" not in m.memories["d"].ledger.calls and m.memory_stats("d")["listed"] is None

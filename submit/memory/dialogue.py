@@ -85,9 +85,11 @@ class Settings:
     # without an answer (one of the contest's four types), it wins more declines than it loses answers.
     gate_max_false: float = 0.05
     gate_no_answer_share: float = 0.25
-    # Lists by selection (items.py): "select" judges each shown fact against the question in one
-    # batched one-token call; where two or more are kept, the reader sees only those and the values
-    # it leaves out are joined to its answer. Off until measured on a real reader.
+    # Lists (items.py): "select" judges each shown fact against the question in one batched
+    # one-token call; where two or more are kept, the reader sees only those and the values it
+    # leaves out are joined to its answer. "list": a question whose form asks for several things
+    # gets one more call, the reader listing the items of the facts shown, and the listed items its
+    # answer leaves out are joined to it.
     lists: str = field(default="off", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
@@ -119,6 +121,7 @@ class Answer:
     declined_by: Optional[str] = None
     p_yes: Optional[float] = None  # the decline gate's reading, where it asked
     items: tuple = ()  # (fact statement, P(yes), kept) per fact the list judge read, where it read them
+    listed: tuple = ()  # the items the reader listed (`list` mode), where it was asked
     timings: dict = field(default_factory=dict)
 
     @property
@@ -196,23 +199,39 @@ class DialogueMemory:
             elif self.settings.decline_unrelated and answer_step.unrelated(text, question,
                                                                           answer_step.material(chat, question)):
                 by = "unrelated"
-        if text and kept and not by and not answer_step.says_no_info(text):
+        answered = bool(text) and not by and not answer_step.says_no_info(text)
+        if answered and kept:
             text = items.joined(text, kept, lang)
+        listed = self._listed(chat, question, lang, kept or lines) if answered else []
+        if listed:
+            text = items.joined_values(text, listed, lang)
         return Answer(text=answer_step.NO_INFO[lang] if by else text or answer_step.NO_INFO[lang],
                       context=context, lang=lang, facts=tuple(kept or lines), declined_by=by, p_yes=p_yes,
                       items=tuple((line.fact.statement, score, keep) for line, score, keep in judged),
+                      listed=tuple(listed),
                       fallback=None if text or by else EMPTY_ANSWER, timings=dict(self.timings))
 
     def _items(self, question: str, lines: list, lang: str) -> list:
         """Lists by selection (items.py): (line, P(yes), kept) for each shown fact as the reader
         judged it; [] where it is off. Where it keeps two or more the question asks for several
         things, and the answer reads the kept ones."""
-        if self.settings.lists == "off" or len(lines) < 2 or not self.llm.gives_logprobs:
+        if self.settings.lists != "select" or len(lines) < 2 or not self.llm.gives_logprobs:
             return []
         with self.stage("items"):
             scores, generations = items.judge(self.llm, question, lines, lang)
         self.ledger.add(ITEMS, generations)
         return [(line, score, items.keeps(score)) for line, score in zip(lines, scores)]
+
+    def _listed(self, chat: list, question: str, lang: str, shown: Sequence[FactLine]) -> list:
+        """Lists by listing (items.py, `list`): the items the reader lists for a question whose form
+        asks for several things, from the answer prompt's facts; [] where it is off, the question
+        asks for one thing, or no facts are shown."""
+        if self.settings.lists != "list" or not shown or not items.several(question):
+            return []
+        with self.stage("items"):
+            found, generation = items.listed(self.llm, chat, lang)
+        self.ledger.add(ITEMS, [generation])
+        return found
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
         """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""

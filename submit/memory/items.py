@@ -1,4 +1,4 @@
-"""Lists by selection: the facts shown to the answer step judged one by one, the kept ones read.
+"""Lists: by selection (the shown facts judged one by one) or by listing (the reader lists the items).
 
 A small reader names one or two items of a list among thirty facts, though every item is in
 front of it (bench/results/readers.md). Judging one fact against the question is a task it can
@@ -6,21 +6,39 @@ do: each shown fact line goes with the question into its own one-token yes/no (`
 all in one batched call, and a fact is kept where P(yes) ≥ `KEEP` (the model prefers yes to no).
 Where two or more are kept the question asks for several things: the answer prompt shows only
 the kept facts, and the values of kept facts the reader's sentence leaves out are joined to it.
-One kept fact or none changes nothing. Called by `dialogue` (Settings.lists); pure but `judge`.
+One kept fact or none changes nothing. Measured on the 1.5B: it says yes to nearly every fact
+(bench/results/reading.md), so `select` is not the default.
+
+`list` asks instead for the items themselves: where the question's form asks for several things
+(`several`: a plural «какие», «кто из», a plural «мои»), the answer prompt with its facts only goes
+to the reader once more, its last line asking for every item as JSON (`list_ask` in
+`items.*.yaml`, held to LIST_SCHEMA), and the listed items the answer leaves out are joined to it.
+A small reader that names one or two items in a sentence lists more when asked for a list, and
+the facts alone are fewer lines to go through (bench/results/reading.md). Called by `dialogue`;
+pure but `judge` and `listed`.
 """
 from __future__ import annotations
 
+import json
+import re
 from typing import Optional, Sequence
 
 from .. import prompts
-from .lang import WORD
-from .gate import TOP_K, p_yes
+from .lang import NO_INFO, WORD
+from .gate import TOP_K, p_yes, with_ask
+from .lexical import morph, normalize_word
 from .llm import ITEMS
 from .slots import FactLine
 
 KEEP = 0.5
-MODES = ("off", "select")
+MODES = ("off", "select", "list")
 ALSO = {"ru": "также: ", "en": "also: "}
+LIST_SCHEMA = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+               "required": ["items"]}
+LIST_MAX_TOKENS = 200  # a dozen short items; a reply cut here keeps its complete items (`parse_items`)
+MAX_ITEMS = 12
+# The headings of the answer prompts' excerpts (answer*.yaml): the list prompt ends its material before them.
+EXCERPTS = ("Выдержки из диалогов:", "Выдержки из разговоров:", "Conversation excerpts:")
 
 
 def judge(llm, question: str, lines: Sequence[FactLine], lang: str) -> tuple[list[Optional[float]], list]:
@@ -40,18 +58,109 @@ def _stems(text: str) -> set:
     return {w.lower()[:5] for w in WORD.findall(text) if len(w) >= 3}
 
 
+def _covered(text: str, other: str) -> bool:
+    """Every word of `text` (of three letters or more) stands in `other`: the same first five
+    letters or the same lemma («Футболом» in «футбол», «Тверь» in «Твери»). False for no words."""
+    words = [w.lower() for w in WORD.findall(text) if len(w) >= 3]
+    theirs = [w.lower() for w in WORD.findall(other) if len(w) >= 3]
+    stems, lemmas = {w[:5] for w in theirs}, {normalize_word(w) for w in theirs}
+    return bool(words) and all(w[:5] in stems or normalize_word(w) in lemmas for w in words)
+
+
 def joined(answer: str, kept: Sequence[FactLine], lang: str) -> str:
     """The answer with the kept facts' values it does not mention joined to it, in the facts'
     order: `joined("Вы играете в футбол.", [футбол, пинг-понг], "ru")` is
     "Вы играете в футбол (также: пинг-понг)." — a value counts as mentioned when every word of
     it (its first five letters, so word endings may differ) is in the answer."""
-    have = _stems(answer)
+    return joined_values(answer, [line.fact.value for line in kept], lang)
+
+
+def joined_values(answer: str, values: Sequence[str], lang: str) -> str:
+    """The answer with the values it does not mention (`joined`'s rule) joined to it, in order."""
     missing = []
-    for line in kept:
-        value = line.fact.value.strip()
-        if value and not _stems(value) <= have and value not in missing:
+    for value in (v.strip() for v in values):
+        if value and _stems(value) and not _covered(value, answer) and value not in missing:
             missing.append(value)
     if not missing:
         return answer
     body, end = (answer[:-1], answer[-1]) if answer[-1:] in ".!" else (answer, ".")
     return f"{body} ({ALSO[lang]}{', '.join(missing)}){end}"
+
+
+# ---------------------------------------------------------------- lists by listing
+
+
+_PLURAL_ASKING = frozenset(("какой", "который", "чей"))
+_PLURAL_OWNER = frozenset(("мой", "наш"))
+
+
+def several(question: str) -> bool:
+    """Whether a Russian question's form asks for several things: a plural «какие» or «мои» («В
+    каких странах я побывала?», «Как зовут моих друзей?»), or «кто из» («Кто из родственников
+    приезжал?»). «Чего я боюсь?» may be a list too; its form does not say so, and it is left as it
+    is. False for English (no morphology here). Over the 160 Russian dev, probe and calibration
+    questions: 35 of the 64 `info_consolidation` (most of them lists), 4 of the 96 others («Какие у
+    меня проблемы со сном?», «Сколько лет моим племянникам?»), where a list of one item changes nothing."""
+    words = WORD.findall(question.lower())
+    parses = [morph().parse(w)[0] for w in words] if any("а" <= c <= "я" for c in question.lower()) else []
+    for i, p in enumerate(parses):
+        if "plur" in p.tag and p.normal_form in _PLURAL_ASKING | _PLURAL_OWNER:
+            return True
+        if p.normal_form == "кто" and i + 1 < len(parses) and parses[i + 1].normal_form == "из":
+            return True
+    return False
+
+
+def list_chat(chat: list, lang: str) -> list:
+    """The answer chat with its facts only (the excerpts cut) and the list ask as its last line;
+    it shares the answer prompt's prefix up to the excerpts, so a prefix cache reads the facts once."""
+    content = chat[-1]["content"]
+    start = min((content.find(h) for h in EXCERPTS if h in content), default=-1)
+    if start >= 0:
+        content = content[:start].rstrip("\n") + "\n\n" + content[content.rfind("\n\n") + 2:]
+    return with_ask(chat[:-1] + [{**chat[-1], "content": content}], prompts.text("items", lang, "list_ask"))
+
+
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def parse_items(text: str) -> list[str]:
+    """The items of a list reply, a cut reply's complete ones included: `parse_items('{"items":
+    ["Тверь", "Костр')` is ["Тверь"]. Empty strings and repeats dropped, at most MAX_ITEMS."""
+    try:
+        found = json.loads(text).get("items", [])
+        found = found if isinstance(found, list) else []
+    except (ValueError, AttributeError):
+        body = text.split("[", 1)[1] if "[" in text else ""
+        found = []
+        for match in _STRING.finditer(body):
+            if body[match.end():match.end() + 1] in (",", "]") or body[match.end():].lstrip()[:1] in (",", "]"):
+                try:
+                    found.append(json.loads(f'"{match.group(1)}"'))
+                except ValueError:
+                    continue
+    out: list[str] = []
+    for item in (" ".join(str(x).split()).strip(" .;") for x in found):
+        if item and item not in out:
+            out.append(item)
+    return out[:MAX_ITEMS]
+
+
+def grounded(item: str, material: str) -> bool:
+    """Every word of the item stands in the material (`_covered`): the reader listed what it read,
+    not what it made up."""
+    return _covered(item, material)
+
+
+def kept_items(reply: str, ask: list, lang: str) -> list[str]:
+    """The items of a list reply to `ask` (a `list_chat`) that stand in its facts (`grounded`),
+    none saying there is no information."""
+    no_info = _stems(NO_INFO[lang])
+    return [i for i in parse_items(reply) if grounded(i, ask[-1]["content"]) and _stems(i) != no_info]
+
+
+def listed(llm, chat: list, lang: str) -> tuple[list[str], object]:
+    """The items the reader lists from the answer chat's facts (`kept_items`), and the generation spent."""
+    ask = list_chat(chat, lang)
+    reply = llm.generate([ask], max_tokens=LIST_MAX_TOKENS, schema=LIST_SCHEMA, purpose=ITEMS)[0]
+    return kept_items(reply.text, ask, lang), reply
