@@ -87,6 +87,8 @@ SYSTEMS = {  # name -> the run.py arguments that make it (the reader's context j
     "ours-own": ["--gate", "off", "--answer-ceiling", "86400"],
 }
 RECORDED_FACTS = ("ours",)  # systems whose facts are the benchmark's recorded extraction (`split:`)
+# (reader, benchmark) -> the systems its store holds whole, the default table's rows
+RECORDED = {("qwen1.5b", "ru_dev"): ("ours", "baseline", "rag", "ours-own")}
 
 
 def spec(reader: Reader, record: bool) -> str:
@@ -207,8 +209,9 @@ def main(argv=None) -> int:
     p.add_argument("--benchmark", choices=tuple(BENCHMARKS), default="ru_dev")
     p.add_argument("--reader", choices=tuple(READERS), default="qwen1.5b",
                    help="whose replies: the local 1.5B's or the literal stand-in's (default: qwen1.5b)")
-    p.add_argument("--systems", default="ours,baseline,rag", help="comma-separated, of: " + ", ".join(SYSTEMS)
-                   + " (default: ours,baseline,rag; ours-own's recording is not finished)")
+    p.add_argument("--systems", help="comma-separated, of: " + ", ".join(SYSTEMS) + " (default: the "
+                   "recorded ones: " + "; ".join(f"{r} on {b}: {','.join(s)}" for (r, b), s in RECORDED.items())
+                   + "; elsewhere ours,baseline,rag)")
     p.add_argument("--shard", help="run.py's --shard K/N: the questions (default: the reader's recorded one: "
                    + "; ".join(f"{n} {r.shards}" for n, r in READERS.items()) + ")")
     p.add_argument("--record", action="store_true", help="ask the reader (and queue the judge's prompts) "
@@ -217,7 +220,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     reader = READERS[args.reader]
     shard = args.shard or reader.shards[args.benchmark]
-    systems = [s for s in args.systems.split(",") if s]
+    systems = [s for s in args.systems.split(",") if s] if args.systems else \
+        list(RECORDED.get((args.reader, args.benchmark), ("ours", "baseline", "rag")))
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         p.error(f"unknown system {unknown[0]!r}; choose from {', '.join(SYSTEMS)}")
