@@ -276,7 +276,7 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     out += _more(row, way, declined, gate, empty, prompts)
     if listings:
         listed = listings.get((row["file"], row.get("set"), row["id"]))
-        out += [(f"{name} + list", base, with_listed(text, row["question"], listed)) for name, base, text in list(out)]
+        out += [(f"{name} + list", base, with_listed(text, row["question"], listed)) for name, base, text in out]
     return out
 
 

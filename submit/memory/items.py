@@ -24,7 +24,7 @@ import re
 from typing import Optional, Sequence
 
 from .. import prompts
-from .lang import NO_INFO, WORD
+from .lang import NO_INFO, WORD, has_cyrillic
 from .gate import TOP_K, p_yes, with_ask
 from .lexical import morph, normalize_word
 from .llm import ITEMS
@@ -71,7 +71,7 @@ def joined(answer: str, kept: Sequence[FactLine], lang: str) -> str:
     """The answer with the kept facts' values it does not mention joined to it, in the facts'
     order: `joined("Вы играете в футбол.", [футбол, пинг-понг], "ru")` is
     "Вы играете в футбол (также: пинг-понг)." — a value counts as mentioned when every word of
-    it (its first five letters, so word endings may differ) is in the answer."""
+    it is in the answer (`_covered`: its first five letters or its lemma, so endings may differ)."""
     return joined_values(answer, [line.fact.value for line in kept], lang)
 
 
@@ -102,7 +102,7 @@ def several(question: str) -> bool:
     questions: 35 of the 64 `info_consolidation` (most of them lists), 4 of the 96 others («Какие у
     меня проблемы со сном?», «Сколько лет моим племянникам?»), where a list of one item changes nothing."""
     words = WORD.findall(question.lower())
-    parses = [morph().parse(w)[0] for w in words] if any("а" <= c <= "я" for c in question.lower()) else []
+    parses = [morph().parse(w)[0] for w in words] if has_cyrillic(question) else []
     for i, p in enumerate(parses):
         if "plur" in p.tag and p.normal_form in _PLURAL_ASKING | _PLURAL_OWNER:
             return True
@@ -134,7 +134,7 @@ def parse_items(text: str) -> list[str]:
         body = text.split("[", 1)[1] if "[" in text else ""
         found = []
         for match in _STRING.finditer(body):
-            if body[match.end():match.end() + 1] in (",", "]") or body[match.end():].lstrip()[:1] in (",", "]"):
+            if body[match.end():].lstrip()[:1] in (",", "]"):  # a string the cut left whole
                 try:
                     found.append(json.loads(f'"{match.group(1)}"'))
                 except ValueError:
