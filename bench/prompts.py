@@ -3,6 +3,7 @@
     .venv/bin/python bench/prompts.py --set ru_dev --out runs/prompts/ru_dev.jsonl
     .venv/bin/python bench/prompts.py --set ru_dev --set probe_lists --no-check --out runs/prompts/ru.jsonl
     .venv/bin/python bench/prompts.py --set locomo --shard 2/15 --out runs/prompts/locomo_2-15.jsonl
+    .venv/bin/python bench/prompts.py --set locomo --skip conv-26_ --shard 1/13 --context-chars 8000 --out runs/prompts/locomo_gate.jsonl
     .venv/bin/python bench/prompts.py --set lme --shard 1/8 --out runs/prompts/lme_1-8.jsonl
 
 Every record goes through the contest class as the harness drives it, with the facts from a
@@ -78,8 +79,9 @@ class Catch(LLM):
         return [Generation("", 0, 0) for _ in chats]
 
 
-def records(name: str, spec: str = "1/1") -> list:
-    """The set's records, a round-robin shard `spec` of them."""
+def records(name: str, spec: str = "1/1", only=(), skip=()) -> list:
+    """The set's records whose id begins with one of `only` (all when empty) and none of `skip`, a
+    round-robin shard `spec` of those (`records("locomo", "1/13", skip=["conv-26_"])`)."""
     dataset, files, _ = SETS[name]
     out = []
     for path in files:
@@ -87,6 +89,7 @@ def records(name: str, spec: str = "1/1") -> list:
             out += gigamemory.load(str(path), dialogues_from=str(RU))  # questions over the sample's dialogues
         else:
             out += benchmarks.load(dataset, str(path))
+    out = [r for r in out if (not only or r.id.startswith(tuple(only))) and not r.id.startswith(tuple(skip))]
     return shard(out, *parse_shard(spec))
 
 
@@ -268,7 +271,7 @@ def prompt_rows(name: str, args) -> tuple[list, dict]:
                           {"memory.versions_check": not args.no_check,
                            "memory.context_chars": args.context_chars or benchmarks.get(dataset).context_chars})
     rows = []
-    for record in tqdm(records(name, args.shard), desc=name, unit="record"):
+    for record in tqdm(records(name, args.shard, args.only, args.skip), desc=name, unit="record"):
         before = len(catch.prompts)
         found = ask(model, record, signals)
         if len(catch.prompts) != before + 1:
@@ -282,7 +285,12 @@ def prompt_rows(name: str, args) -> tuple[list, dict]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--set", action="append", choices=tuple(SETS), required=True, help="repeatable")
-    p.add_argument("--shard", default="1/1", metavar="K/N")
+    p.add_argument("--shard", default="1/1", metavar="K/N", help="a round-robin shard of the records kept")
+    p.add_argument("--only", action="append", default=[], metavar="PREFIX",
+                   help="keep the records whose id begins so (repeatable; e.g. conv-30_)")
+    p.add_argument("--skip", action="append", default=[], metavar="PREFIX",
+                   help="leave out the records whose id begins so (repeatable; e.g. conv-26_, the English "
+                        "calibration set's conversation)")
     p.add_argument("--out", required=True)
     p.add_argument("--context-chars", type=int, default=None,
                    help="the answer's evidence budget (default: the benchmark's, as local_eval runs it)")

@@ -395,4 +395,6 @@ def config_of(options) -> Config:
     sets a field. An eval run measures the embedder it names (no fallback) and caches embeddings."""
     values = {row.path: getattr(options, row.name) for row in OPTIONS
               if row.path and options.mode in row.modes and getattr(options, row.name) is not None}
+    if options.cache_dir:  # English calibration sets: tools/calibration.py --lang en writes them there
+        values.setdefault("memory.calibration_dir", str(Path(options.cache_dir) / "calibration"))
     return replaced(Config(embed_cache_dir=options.cache_dir or None, embedder_fallback=False), values)

@@ -15,6 +15,7 @@ import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import List, Optional
 
 from models import Message
@@ -125,7 +126,8 @@ class SubmitModelWithMemory(ModelWithMemory):
         first, outside the ceiling): the answer, one from memory, or a safe "no information"."""
         try:
             question = clean_text(question)
-            self._calibrate(detect_lang(question))
+            if question.strip():  # no text, no language to calibrate for: the safe reply follows
+                self._calibrate(detect_lang(question))
             return self._answer(clean_text(dialogue_id), question, self.clock())  # the clock starts here
         except StopRun:
             raise
@@ -178,9 +180,11 @@ class SubmitModelWithMemory(ModelWithMemory):
             return gate.Calibration(lang, False, "off in the config")
         if not self.llm.gives_logprobs:
             return gate.Calibration(lang, False, f"the backend {self.llm.name} gives no logprobs")
-        path = gate.calibration_file(lang, settings.context_chars)
+        folders = [gate.CALIBRATION_DIR] + ([Path(settings.calibration_dir)] if settings.calibration_dir else [])
+        path = gate.calibration_file(lang, settings.context_chars, folders)
         if path is None:
-            return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {gate.CALIBRATION_DIR}")
+            return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {', '.join(map(str, folders))} "
+                                                 f"(tools/calibration.py --lang {lang} builds one)")
         items = gate.load_set(path)
         found, _ = gate.read(self._llm, [item["messages"] for item in items], [item["question"] for item in items],
                              lang, settings.gate, CALIBRATE)

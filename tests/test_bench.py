@@ -179,3 +179,12 @@ def test_the_prompts_builder_writes_one_prompt_per_question_with_the_memorys_sig
     capsys.readouterr()
     assert readers.main(["gate", "--prompts", str(out)]) == 0
     assert "| probe_lists | 24 (0) | fact_dense |" in capsys.readouterr().out
+
+
+def test_the_prompts_builder_keeps_and_skips_records_by_id_prefix(shared_data):
+    from bench import prompts
+    every = prompts.records("locomo")
+    kept = prompts.records("locomo", only=["conv-30_", "conv-41_"])
+    assert kept and {r.id.split("_")[0] for r in kept} == {"conv-30", "conv-41"}
+    rest = prompts.records("locomo", "1/13", skip=["conv-26_"])
+    assert rest == [r for r in every if not r.id.startswith("conv-26_")][::13]

@@ -68,21 +68,60 @@ def test_calibration_prompts_take_the_gate_question_as_the_live_gate_does():
 def test_the_shipped_calibration_sets_are_balanced_answer_prompts_of_todays_template(chars):
     path = gate.calibration_file("ru", chars)
     assert path.name == f"ru.c{chars}.jsonl"
+    assert_balanced_prompts(path, "ru", "answer", [])
+
+
+def assert_balanced_prompts(path, lang, task, people):
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == gate.MAX_CALLS and sum(not r["answerable"] for r in rows) == gate.MAX_CALLS // 2
-    systems = {prompts.render("answer", "ru", question="q", context="c", facts=f, question_date=None,
-                              ask="a", people=[])[0]["content"] for f in ([], [{"topic": "t", "lines": ["l"]}])}
+    assert {r["lang"] for r in rows} == {lang} and len({r["id"] for r in rows}) == len(rows)
+    systems = {prompts.render(task, lang, question="q", context="c", facts=f, question_date=None,
+                              ask="a", people=people)[0]["content"] for f in ([], [{"topic": "t", "lines": ["l"]}])}
     for row in rows:  # rebuild with tools/calibration.py when the answer prompt changes
         assert row["messages"][0]["content"] in systems
-        assert row["messages"][-1]["content"].endswith("\n" + prompts.text("answer", "ru", "ask"))
+        assert row["messages"][-1]["content"].endswith("\n" + prompts.text(task, lang, "ask"))
     mixed = gate.load_set(path, limit=6)
     assert [r["answerable"] for r in mixed] == [True, False] * 3
+    return rows
+
+
+def test_the_english_set_is_one_locomo_conversation_built_outside_the_repository(tmp_path, shared_data):
+    from tools import calibration
+    assert calibration.main(["--lang", "en", "--context-chars", "8000", "--embedder", "hash", "--cache-dir", "",
+                             "--out", str(tmp_path)]) == 0
+    path = gate.calibration_file("en", 9000, [gate.CALIBRATION_DIR, tmp_path])
+    assert path == tmp_path / "en.c8000.jsonl"  # none shipped: LoCoMo's text stays out of submit/
+    rows = assert_balanced_prompts(path, "en", "answer_peer", ["Caroline", "Melanie"])
+    assert {r["id"].split("_")[0] for r in rows} == {calibration.EN_CONVERSATION}  # the measurements skip it
+    assert {r["question_type"] for r in rows if not r["answerable"]} == {"adversarial"}
 
 
 def test_calibration_file_takes_the_budget_nearest_the_runs():
     assert gate.calibration_file("ru", 5000).name == "ru.c4000.jsonl"
     assert gate.calibration_file("ru", 20000).name == "ru.c8000.jsonl"
     assert gate.calibration_file("xx", 8000) is None
+
+
+def test_a_language_the_shipped_folder_lacks_is_read_from_the_configured_folder(tmp_path):
+    shipped = gate.calibration_file("ru", 8000)
+    (tmp_path / "en.c8000.jsonl").write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "ru.c8000.jsonl").write_text("", encoding="utf-8")
+    assert gate.calibration_file("en", 16000, [gate.CALIBRATION_DIR, tmp_path]) == tmp_path / "en.c8000.jsonl"
+    assert gate.calibration_file("ru", 8000, [gate.CALIBRATION_DIR, tmp_path]) == shipped  # the shipped set first
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                      {"memory.facts": False, "memory.calibration_dir": str(tmp_path)})
+    m = SubmitModelWithMemory("", config=config, llm=ScriptedLLM(["Welder."], scores=[0.9] * 70),
+                              embedder=HashEmbedder())
+    m.answer_to_question("d", "Where do I work?")
+    assert m.calibrations["en"].calls == gate.MAX_CALLS
+
+
+def test_without_an_english_set_the_gate_says_where_it_looked_and_how_to_build_one():
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False), {"memory.facts": False})
+    m = SubmitModelWithMemory("", config=config, llm=ScriptedLLM(["Welder."], scores=[0.9] * 70),
+                              embedder=HashEmbedder())
+    m.answer_to_question("d", "Where do I work?")
+    assert not m.calibrations["en"].on and "tools/calibration.py --lang en" in m.calibrations["en"].why
 
 
 def head(content):
@@ -306,7 +345,7 @@ def test_a_question_that_is_not_text_calibrates_nothing_and_gets_the_safe_reply(
     llm = ScriptedLLM(scores=[0.9] * 70)
     m = model(llm)
     assert m.answer_to_question("d", None) == NO_INFO["en"]  # no text: no language, English by default
-    assert m.calibrations["en"].why.startswith("no calibration set for 'en'") and list(llm.scored) == []
+    assert m.calibrations == {} and list(llm.scored) == []
 
 
 def test_several_reads_the_question_form():

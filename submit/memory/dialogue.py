@@ -85,6 +85,10 @@ class Settings:
     # without an answer (one of the contest's four types), it wins more declines than it loses answers.
     gate_max_false: float = 0.05
     gate_no_answer_share: float = 0.25
+    # Another folder of calibration sets, asked for a language `submit/calibration/` has none of:
+    # local_eval's English runs read the sets tools/calibration.py builds from LoCoMo into
+    # <cache_dir>/calibration (LoCoMo's text is not copied into the repository or the zip).
+    calibration_dir: str = ""
     # Lists (items.py): "select" judges each shown fact against the question in one batched
     # one-token call; where two or more are kept, the reader sees only those and the values it
     # leaves out are joined to its answer. "list": a question whose form asks for several things

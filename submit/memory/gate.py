@@ -6,8 +6,9 @@ than it declines (shared/docs/READING.md); no prompt wording moved it, but its o
 gate question did (bench/results/reading.md). A threshold fitted on one model means nothing for
 another, so none is written here: each run asks its own model the gate question over a shipped
 calibration set (`submit/calibration/`: answer prompts built from the contest sample's dialogues,
-half of whose questions the dialogue answers and half it never does) and takes the threshold by
-the rule in `calibrate`. Pure functions; `model_inference` runs the calibration, `dialogue` the gate.
+half of whose questions the dialogue answers and half it never does; English sets, built from a
+LoCoMo conversation by tools/calibration.py, live outside the repository in the folder
+`Settings.calibration_dir` names) and takes the threshold by the rule in `calibrate`. Pure functions; `model_inference` runs the calibration, `dialogue` the gate.
 """
 from __future__ import annotations
 
@@ -157,12 +158,14 @@ def _rounded(value: Optional[float]) -> Optional[float]:
     return None if value is None else round(value, 4)
 
 
-def calibration_file(lang: str, context_chars: int, folder: Path = CALIBRATION_DIR) -> Optional[Path]:
-    """The shipped set for `lang` built at the evidence budget nearest the run's (`ru.c8000.jsonl`)."""
-    found = {int(p.name.split(".c")[1].split(".")[0]): p for p in folder.glob(f"{lang}.c*.jsonl")}
-    if not found:
-        return None
-    return found[min(found, key=lambda c: (abs(c - context_chars), c))]
+def calibration_file(lang: str, context_chars: int, folders: Sequence[Path] = (CALIBRATION_DIR,)) -> Optional[Path]:
+    """The set for `lang` built at the evidence budget nearest the run's (`ru.c8000.jsonl`), from the
+    first of `folders` that holds any set for `lang`; None where none does."""
+    for folder in folders:
+        found = {int(p.name.split(".c")[1].split(".")[0]): p for p in Path(folder).glob(f"{lang}.c*.jsonl")}
+        if found:
+            return found[min(found, key=lambda c: (abs(c - context_chars), c))]
+    return None
 
 
 def load_set(path: Path, limit: int = MAX_CALLS) -> list[dict]:
