@@ -1,9 +1,10 @@
-"""Answer prompts of any benchmark, with the facts held fixed, and what the memory knew when it built each.
+r"""Answer prompts of any benchmark, with the facts held fixed, and what the memory knew when it built each.
 
     .venv/bin/python bench/prompts.py --set ru_dev --out runs/prompts/ru_dev.jsonl
     .venv/bin/python bench/prompts.py --set ru_dev --set probe_lists --no-check --out runs/prompts/ru.jsonl
     .venv/bin/python bench/prompts.py --set locomo --shard 2/15 --out runs/prompts/locomo_2-15.jsonl
-    .venv/bin/python bench/prompts.py --set locomo --skip conv-26_ --shard 1/13 --context-chars 8000 --out runs/prompts/locomo_gate.jsonl
+    .venv/bin/python bench/prompts.py --set locomo --skip conv-26_ --shard 1/13 --context-chars 8000 \
+        --out runs/prompts/locomo_gate_c8000.jsonl
     .venv/bin/python bench/prompts.py --set lme --shard 1/8 --out runs/prompts/lme_1-8.jsonl
 
 Every record goes through the contest class as the harness drives it, with the facts from a

@@ -8,7 +8,8 @@ another, so none is written here: each run asks its own model the gate question 
 calibration set (`submit/calibration/`: answer prompts built from the contest sample's dialogues,
 half of whose questions the dialogue answers and half it never does; English sets, built from a
 LoCoMo conversation by tools/calibration.py, live outside the repository in the folder
-`Settings.calibration_dir` names) and takes the threshold by the rule in `calibrate`. Pure functions; `model_inference` runs the calibration, `dialogue` the gate.
+`Settings.calibration_dir` names) and takes the threshold by the rule in `calibrate`. Pure
+functions; `model_inference` runs the calibration, `dialogue` the gate.
 """
 from __future__ import annotations
 
