@@ -18,8 +18,10 @@ appended as they finish (resumable), so every table made from them replays witho
   `found_after`;
 - `read` asks the local model through its server in each way (`WAYS`: the prompt as the contest
   builds it, with the answer asked as JSON whose first field is the evidence, or asking for every
-  item), and once per prompt instead whether the material holds the answer (the contest's gate
-  question, `submit/memory/gate.py`, one token): `way`, `answer`, and the `gate` way's `p_yes`.
+  item; `list` and `list_late`, the contest's two list asks of `--lists list`, whose items join
+  every answer of their question as "+ list"), and once per prompt instead whether the material
+  holds the answer (the contest's gate question, `submit/memory/gate.py`, one token): `way`,
+  `answer`, and the `gate` way's `p_yes`.
 Every row is then read the same way: the reader's answer, and the answer the contest class would
 give with a decline on top (`variants`: the abstention check's no, or the gate below its
 threshold, gives "no information"). `judge` lists the (question, answer) items no verdict covers
@@ -174,17 +176,29 @@ def read_gate(server, row: dict, lang: str) -> dict:
     return {"p_yes": round(yes_probability(reply, lang), 4), "usage": reply.get("usage", {})}
 
 
-def read_list(server, row: dict, lang: str) -> dict:
-    """The contest's list call (`list_step.list_chat`, `--lists list`): the items the reader lists from the
-    prompt's facts, as the contest keeps them; read only for questions whose form asks for several."""
-    chat = list_step.list_chat(row["messages"], lang)
+def list_ask(row: dict, way: str, lang: str) -> list:
+    """The contest's list asks (`list_step.list_chats`, `--lists list`): `list` the facts as shown,
+    `list_late` each topic's latest first."""
+    return list_step.list_chats(row["messages"], lang)[LISTS.index(way)]
+
+
+def read_list(server, row: dict, lang: str, way: str = "list") -> dict:
+    """One of the contest's two list asks: the items the reader lists from the prompt's facts, as the
+    contest keeps them; read only for questions whose form asks for several."""
+    chat = list_ask(row, way, lang)
     reply = ask(server, chat_body(chat, list_step.LIST_MAX_TOKENS, list_step.LIST_SCHEMA))
     raw = reply["choices"][0]["message"]["content"] or ""
     return {"items": list_step.kept_items(raw, chat, lang), "raw": raw, "usage": reply.get("usage", {})}
 
 
-WAYS = {"plain": read_plain, "evidence": read_evidence, "ask_all": read_ask_all, "list": read_list}
-NOT_ANSWERS = ("gate", "list")  # ways whose rows read a prompt but answer nothing themselves
+def read_list_late(server, row: dict, lang: str) -> dict:
+    return read_list(server, row, lang, "list_late")
+
+
+LISTS = ("list", "list_late")  # the contest's list call asks both, in one batch; a question's items are their union
+WAYS = {"plain": read_plain, "evidence": read_evidence, "ask_all": read_ask_all, "list": read_list,
+        "list_late": read_list_late}
+NOT_ANSWERS = ("gate",) + LISTS  # ways whose rows read a prompt but answer nothing themselves
 
 
 def read(args) -> int:
@@ -196,7 +210,7 @@ def read(args) -> int:
     done = {(r["id"], r["way"]) for r in rows_of([out], lambda r: "way" in r)}
     server = LlamaBackend(args.model).engine.server
     todo = [(row, way) for row in rows for way in args.way + ([] if args.no_gate else ["gate"])
-            if (row["id"], way) not in done and (way != "list" or list_step.several(row["question"]))]
+            if (row["id"], way) not in done and (way not in LISTS or list_step.several(row["question"]))]
     for row, way in tqdm(todo, desc="reading", unit="call"):
         lang = answer_step.detect_lang(row["question"])
         start = time.perf_counter()
@@ -232,7 +246,8 @@ def calibrated(gate: str) -> tuple[str, str]:
         return gate, ""
     rows = [r for r in rows_of([where[1:]]) if r.get("way") == "gate" and signal in r]
     from submit.memory.dialogue import Settings
-    found = contest_gate.calibrate("ru", [(r["id"], bool(r["answerable"]), r[signal]) for r in rows],
+    lang = answer_step.detect_lang(rows[0]["question"]) if rows else "ru"
+    found = contest_gate.calibrate(lang, [(r["id"], bool(r["answerable"]), r[signal]) for r in rows],
                                    Settings.gate_max_false, Settings.gate_no_answer_share)
     note = (f"gate calibrated on {where[1:]} by the contest's rule ({len(rows)} prompts, AUC {found.auc}): "
             f"{found.why}")
@@ -319,14 +334,17 @@ def prompt_file(spec: str) -> str:
     return str(out)
 
 
-def kept(row: dict, material: Optional[dict]) -> list:
-    """A `list` row's items as the contest keeps them from its raw reply (`items.kept_items`), read
-    again from its prompt where the prompts are given (so a changed rule replays), else as recorded."""
-    prompt = (material or {}).get(row["question"])
+def kept(rows: list, material: Optional[dict]) -> list:
+    """A question's items as the contest keeps them from the raw replies of its list rows (`list`,
+    then `list_late` where recorded: `items.union_items`), read again from its prompt where the
+    prompts are given (so a changed rule replays), else the rows' recorded items, joined alike."""
+    rows = sorted(rows, key=lambda r: LISTS.index(r["way"]))
+    prompt = (material or {}).get(rows[0]["question"])
+    lang = answer_step.detect_lang(rows[0]["question"])
     if prompt is None:
-        return row["items"]
-    lang = answer_step.detect_lang(row["question"])
-    return list_step.kept_items(row["raw"], list_step.list_chat(prompt["messages"], lang), lang)
+        return list_step.union_items([json.dumps({"items": r["items"]}, ensure_ascii=False) for r in rows],
+                                     [[{"content": " ".join(r["items"])}] for r in rows], lang)
+    return list_step.union_items([r["raw"] for r in rows], [list_ask(prompt, r["way"], lang) for r in rows], lang)
 
 
 def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ()) -> list[tuple[dict, str, str, str]]:
@@ -337,7 +355,11 @@ def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ())
     declined = gated(rows, gate)
     material = {r["question"]: r for r in rows_of([prompt_file(p) for p in prompts], lambda r: "messages" in r)
                 } if prompts else None
-    listings = {(r["file"], r.get("set"), r["id"]): kept(r, material) for r in rows if r.get("way") == "list"}
+    by_question = defaultdict(list)
+    for r in rows:
+        if r.get("way") in LISTS:
+            by_question[(r["file"], r.get("set"), r["id"])].append(r)
+    listings = {key: kept(found, material) for key, found in by_question.items()}
     return [(row, *v) for row in rows if row.get("way") not in NOT_ANSWERS
             for v in variants(row, declined, gate, empty, material, listings)]
 

@@ -13,7 +13,7 @@ from submit.memory import gate, items
 from submit.memory.answer import NO_INFO, build_prompt
 from submit.memory.context import Context
 from submit.memory.embed import HashEmbedder
-from submit.memory.llm import ANSWER, CALIBRATE, GATE, LLM, BackendUnavailable, Generation, ScriptedLLM
+from submit.memory.llm import ANSWER, CALIBRATE, GATE, ITEMS, LLM, BackendUnavailable, Generation, ScriptedLLM
 from local_eval import summary
 from local_eval.llms.store import CachingLLM, ReplayLLM, Store
 
@@ -384,9 +384,21 @@ def test_lists_by_listing_join_the_listed_items_the_answer_left_out():
     # «шахматы» stands in no fact shown: the reader made it up, it is not joined
     assert m.answer_to_question("d", "Какими видами спорта я занимаюсь?") == "Вы играете в футбол (также: пинг-понг)."
     assert m.memory_stats("d")["listed"] == ["футбол", "пинг-понг"]
-    assert m.memories["d"].ledger.calls["items"] == 1
+    assert m.memories["d"].ledger.calls["items"] == 2  # the two asks, in one batch
     asked = [chat for chat, _, _ in llm.history if '{"items"' in chat[-1]["content"]]
-    assert len(asked) == 1 and "Выдержки" not in asked[0][-1]["content"]
+    assert len(asked) == 2 and all("Выдержки" not in chat[-1]["content"] for chat in asked)
+    assert list(llm.purposes).count(ITEMS) == 1 and 2 in llm.batches
+    assert asked[1] == items.latest_first(asked[0]) != asked[0]
+
+
+def test_the_second_ask_lists_a_topics_latest_facts_first_and_the_items_of_both_are_kept():
+    chat = [{"role": "user", "content": "Факты:\nмашина:\n- [сессия 8] Creta, Sportage\n- [сессия 35] Multivan\n"
+                                        "сын:\n- [сессия 12] школьник\n\nВопрос: Какие машины?\nОтвет:"}]
+    late = items.latest_first(chat)[-1]["content"]
+    assert late == ("Факты:\nмашина:\n- [сессия 35] Multivan\n- [сессия 8] Creta, Sportage\n"
+                    "сын:\n- [сессия 12] школьник\n\nВопрос: Какие машины?\nОтвет:")
+    replies = ['{"items": ["Creta", "Sportage"]}', '{"items": ["Multivan", "Creta", "Кия"]}']
+    assert items.union_items(replies, [chat, items.latest_first(chat)], "ru") == ["Creta", "Sportage", "Multivan"]
 
 
 def test_lists_by_listing_ask_nothing_of_a_question_for_one_thing():

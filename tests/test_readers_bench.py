@@ -169,17 +169,21 @@ def test_the_list_way_joins_the_items_the_contest_keeps_to_every_answer_of_its_q
     question = "В каких городах я был?"
     prompts = [{"id": "1", "question": question, "gold": "Тверь и Кострома", "question_type": "info_consolidation",
                 "messages": [{"role": "user", "content": "Факты:\n- Пользователь был в Твери.\n- Пользователь был в "
-                              "Костроме.\n\nВыдержки из диалогов:\nПользователь: Москва!\n\nВопрос пользователя: "
+                              "Костроме.\n- Пользователь был в Ярославле.\n\nВыдержки из диалогов:\nПользователь: Москва!\n\nВопрос пользователя: "
                               f"{question}\nОтвет одним предложением:"}]}]
     raw = json.dumps({"items": ["Тверь", "Кострома", "Москва", "Сочи"]}, ensure_ascii=False)
     rows = [reading_row("1", question, "info_consolidation", "plain", answer="Вы были в Твери."),
+            reading_row("1", question, "info_consolidation", "list_late", items=["old"],
+                        raw=json.dumps({"items": ["Ярославль", "Кострома"]}, ensure_ascii=False)),
             reading_row("1", question, "info_consolidation", "list", items=["stale"], raw=raw)]
     (tmp_path / "p.jsonl").write_text(json.dumps(prompts[0], ensure_ascii=False), encoding="utf-8")
     read = tmp_path / "q15.jsonl"
     read.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
     found = {way: text for _, way, _, text in readers.answered([str(read)], "", True, [str(tmp_path / "p.jsonl")])}
-    # Москва stands only in the excerpts the list prompt cuts, Сочи nowhere: neither is kept
-    assert found["plain + list"] == found["plain + empty + unrelated + list"] == "Вы были в Твери (также: Кострома)."
+    # Москва stands only in the excerpts the list prompt cuts, Сочи nowhere: neither is kept; the
+    # latest-first ask adds Ярославль after the first ask's items
+    assert found["plain + list"] == found["plain + empty + unrelated + list"] == \
+        "Вы были в Твери (также: Кострома, Ярославль)."
     assert found["plain"] == "Вы были в Твери."
     without = {way: text for _, way, _, text in readers.answered([str(read)], "")}
-    assert without["plain + list"] == "Вы были в Твери (также: stale)."  # no prompts: the items as recorded
+    assert without["plain + list"] == "Вы были в Твери (также: stale, old)."  # no prompts: the items as recorded

@@ -233,8 +233,8 @@ class DialogueMemory:
         if self.settings.lists != "list" or not shown or not items.several(question):
             return []
         with self.stage("items"):
-            found, generation = items.listed(self.llm, chat, lang)
-        self.ledger.add(ITEMS, [generation])
+            found, generations = items.listed(self.llm, chat, lang)
+        self.ledger.add(ITEMS, generations)
         return found
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:

@@ -14,8 +14,11 @@ One kept fact or none changes nothing. Measured on the 1.5B: it says yes to near
 to the reader once more, its last line asking for every item as JSON (`list_ask` in
 `items.*.yaml`, held to LIST_SCHEMA), and the listed items the answer leaves out are joined to it.
 A small reader that names one or two items in a sentence lists more when asked for a list, and
-the facts alone are fewer lines to go through (bench/results/reading.md). Called by `dialogue`;
-pure but `judge` and `listed`.
+the facts alone are fewer lines to go through (bench/results/reading.md). It still stops after
+the first line that names several («Hyundai Creta, Kia Sportage и Haval Jolion», the Multivan of
+a later session left out), so the list is asked twice in one batched call: the facts as shown,
+and each topic's facts latest first (`list_chats`); the items of both are kept. Called by
+`dialogue`; pure but `judge` and `listed`.
 """
 from __future__ import annotations
 
@@ -121,6 +124,27 @@ def list_chat(chat: list, lang: str) -> list:
     return with_ask(chat[:-1] + [{**chat[-1], "content": content}], prompts.text("items", lang, "list_ask"))
 
 
+def latest_first(chat: list) -> list:
+    """The chat with each run of fact lines ("- [сессия 8] …" under a topic) in reverse order (the
+    answer prompt lists a topic's facts oldest first): its latest first, the rest where it was."""
+    lines, out, run = chat[-1]["content"].split("\n"), [], []
+    for line in lines + [None]:
+        if line is not None and line.startswith("- "):
+            run.append(line)
+            continue
+        out += run[::-1]
+        run = []
+        if line is not None:
+            out.append(line)
+    return chat[:-1] + [{**chat[-1], "content": "\n".join(out)}]
+
+
+def list_chats(chat: list, lang: str) -> list:
+    """The list asks of an answer chat: its facts as shown, then each topic's latest first."""
+    ask = list_chat(chat, lang)
+    return [ask, latest_first(ask)]
+
+
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 
@@ -159,8 +183,20 @@ def kept_items(reply: str, ask: list, lang: str) -> list[str]:
     return [i for i in parse_items(reply) if grounded(i, ask[-1]["content"]) and _stems(i) != no_info]
 
 
-def listed(llm, chat: list, lang: str) -> tuple[list[str], object]:
-    """The items the reader lists from the answer chat's facts (`kept_items`), and the generation spent."""
-    ask = list_chat(chat, lang)
-    reply = llm.generate([ask], max_tokens=LIST_MAX_TOKENS, schema=LIST_SCHEMA, purpose=ITEMS)[0]
-    return kept_items(reply.text, ask, lang), reply
+def union_items(replies: Sequence[str], asks: Sequence[list], lang: str) -> list[str]:
+    """The kept items of each reply to its ask (`kept_items`), in order, an item kept once (its
+    first spelling: «Спирита» and «Спирит» are one item by `_covered`)."""
+    out: list[str] = []
+    for reply, ask in zip(replies, asks):
+        for item in kept_items(reply, ask, lang):
+            if not any(_covered(item, seen) and _covered(seen, item) for seen in out):
+                out.append(item)
+    return out[:MAX_ITEMS]
+
+
+def listed(llm, chat: list, lang: str) -> tuple[list[str], list]:
+    """The items the reader lists from the answer chat's facts, asked both ways in one batched call
+    (`list_chats`, `union_items`), and the generations spent."""
+    asks = list_chats(chat, lang)
+    replies = llm.generate(asks, max_tokens=LIST_MAX_TOKENS, schema=LIST_SCHEMA, purpose=ITEMS)
+    return union_items([r.text for r in replies], asks, lang), list(replies)
