@@ -397,7 +397,7 @@ def test_the_second_ask_lists_a_topics_latest_facts_first_and_the_items_of_both_
     late = items.latest_first(chat)[-1]["content"]
     assert late == ("Факты:\nмашина:\n- [сессия 35] Multivan\n- [сессия 8] Creta, Sportage\n"
                     "сын:\n- [сессия 12] школьник\n\nВопрос: Какие машины?\nОтвет:")
-    replies = ['{"items": ["Creta", "Sportage"]}', '{"items": ["Multivan", "Creta", "Кия"]}']
+    replies = ['{"items": ["Creta", "Sportage"]}', '{"items": ["Multivan", "Creta", "Кия", "sportage"]}']
     assert items.union_items(replies, [chat, items.latest_first(chat)], "ru") == ["Creta", "Sportage", "Multivan"]
 
 

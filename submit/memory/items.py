@@ -184,12 +184,13 @@ def kept_items(reply: str, ask: list, lang: str) -> list[str]:
 
 
 def union_items(replies: Sequence[str], asks: Sequence[list], lang: str) -> list[str]:
-    """The kept items of each reply to its ask (`kept_items`), in order, an item kept once (its
-    first spelling: «Спирита» and «Спирит» are one item by `_covered`)."""
+    """The kept items of each reply to its ask (`kept_items`), in order, less an item whose every
+    word an earlier one holds (`_covered`: «Спирит» after «Спирита», «темноты» after «панически
+    боится темноты»)."""
     out: list[str] = []
     for reply, ask in zip(replies, asks):
         for item in kept_items(reply, ask, lang):
-            if not any(_covered(item, seen) and _covered(seen, item) for seen in out):
+            if not any(_covered(item, seen) for seen in out):
                 out.append(item)
     return out[:MAX_ITEMS]
 
