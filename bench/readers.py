@@ -282,9 +282,10 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     own, then with the abstention check it asked ("check before", "check after": its no declines),
     or with the gate (`--gate`: the gate row's signal below the threshold declines); with `empty`,
     also with the contest's empty-answer decline (`answer.adds_nothing`), alone and with the gate;
-    with `prompts` (question -> its bench/prompts.py row) too, with the unrelated-value decline
-    (`answer.unrelated`) after it, as the contest path has both; with `listings` ((file, set, id) ->
-    the items of the `list` way's row), each of those with the listed items joined too ("+ list",
+    with `prompts` (`load_material`: the bench/prompts.py rows the answers were read from) too, with
+    the unrelated-value decline (`answer.unrelated`) after it, as the contest path has both; with
+    `listings` ((file, set, id) -> the items of the list ways' rows), each of those with the listed
+    items joined too ("+ list",
     `with_listed`), for every question (one the list way did not read keeps its answer)."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
     out = [(way, way, row["answer"])]
@@ -309,7 +310,7 @@ def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: 
         out.append((f"{way} + empty", way, final(row, said_nothing)))
         if key in declined:
             out.append((f"{way} + empty + gate {gate}", way, final(row, said_nothing or declined[key])))
-        prompt = (prompts or {}).get(row["question"])
+        prompt = prompt_of(prompts, row)
         if prompt is not None:
             other = bool(row["answer"]) and answer_step.unrelated(
                 row["answer"], row["question"], answer_step.material(prompt["messages"], row["question"]))
@@ -334,12 +335,29 @@ def prompt_file(spec: str) -> str:
     return str(out)
 
 
+def load_material(specs: Sequence[str]) -> dict:
+    """The bench/prompts.py rows of `specs` (`prompt_file`), by (set, id), and by question for answer
+    rows that carry no set (the first file's where two sets ask the same question)."""
+    out: dict = {}
+    for row in rows_of([prompt_file(p) for p in specs], lambda r: "messages" in r):
+        out[(row.get("set"), row["id"])] = row
+        out.setdefault(row["question"], row)
+    return out
+
+
+def prompt_of(material: Optional[dict], row: dict) -> Optional[dict]:
+    """The prompt an answer row was read from: its own set's and id's, else its question's."""
+    if not material:
+        return None
+    return material.get((row.get("set"), row.get("id"))) or material.get(row["question"])
+
+
 def kept(rows: list, material: Optional[dict]) -> list:
     """A question's items as the contest keeps them from the raw replies of its list rows (`list`,
     then `list_late` where recorded: `items.union_items`), read again from its prompt where the
     prompts are given (so a changed rule replays), else the rows' recorded items, joined alike."""
     rows = sorted(rows, key=lambda r: LISTS.index(r["way"]))
-    prompt = (material or {}).get(rows[0]["question"])
+    prompt = prompt_of(material, rows[0])
     lang = answer_step.detect_lang(rows[0]["question"])
     if prompt is None:
         return list_step.union_items([json.dumps({"items": r["items"]}, ensure_ascii=False) for r in rows],
@@ -353,8 +371,7 @@ def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ())
     files the answers were read from (the unrelated-value decline's material)."""
     rows = rows_of(paths)
     declined = gated(rows, gate)
-    material = {r["question"]: r for r in rows_of([prompt_file(p) for p in prompts], lambda r: "messages" in r)
-                } if prompts else None
+    material = load_material(prompts) if prompts else None
     by_question = defaultdict(list)
     for r in rows:
         if r.get("way") in LISTS:
@@ -506,13 +523,13 @@ def empty(args) -> int:
 def unrelated(args) -> int:
     """Every recorded Russian answer the contest's unrelated-value decline (`answer.unrelated`) would
     turn into "no information", by whether its question has an answer, read against the answer
-    prompt its question had (`--prompts`, bench/prompts.py files, matched by question: built with
+    prompt it was read from (`--prompts`, bench/prompts.py files, matched by set and id: built with
     the context and facts the answers were read from, so the material is the reader's); answers
     already declining and the gate's rows aside. `correct` of a row (run.py's results), else the
     `--verdicts`' verdict, says what a decline of an answerable question cost."""
     import glob
     known = verdicts(args.verdicts)
-    prompts = {r["question"]: r for r in rows_of([prompt_file(p) for p in args.prompts], lambda r: "messages" in r)}
+    prompts = load_material(args.prompts)
     paths = sorted({p for pattern in args.files for p in glob.glob(pattern, recursive=True)})
     total: dict = defaultdict(int)
     for path in paths:
@@ -520,7 +537,7 @@ def unrelated(args) -> int:
         rows = jsonl.read_rows(Path(path), lambda r: "question" in r and "answer" in r)[0]
         latest = {(r.get("id"), r.get("way"), i if r.get("id") is None else 0): r for i, r in enumerate(rows)}
         for row in latest.values():  # a resumed run's row replaces its first
-            text, question, prompt = row.get("answer") or "", row["question"], prompts.get(row["question"])
+            text, question, prompt = row.get("answer") or "", row["question"], prompt_of(prompts, row)
             if row.get("way") in NOT_ANSWERS or prompt is None or not text or answer_step.says_no_info(text):
                 continue
             kind = "answerable" if prompt["answerable"] else "no answer"
@@ -550,14 +567,13 @@ def coverage(args) -> int:
     Writes OUT.png and OUT.md."""
     known = verdicts(args.verdicts)
     rows = rows_of([args.answers])
-    material = {r["question"]: r for r in rows_of([prompt_file(p) for p in args.prompts or ()],
-                                                  lambda r: "messages" in r)}
+    material = load_material(args.prompts or ())
     p_yes = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate" and "p_yes" in r}
     plain = [r for r in rows if (r.get("way") or "plain") == "plain" and r["id"] in p_yes]
     chosen = parse_gate(calibrated(args.gate)[0])[1] if args.gate and calibrated(args.gate)[0] else None
 
     def free(row: dict) -> bool:  # declined by a call-free rule
-        text, prompt = row["answer"] or "", material.get(row["question"])
+        text, prompt = row["answer"] or "", prompt_of(material, row)
         return bool(text) and (answer_step.adds_nothing(text, row["question"]) or (prompt is not None and
                                answer_step.unrelated(text, row["question"],
                                                      answer_step.material(prompt["messages"], row["question"]))))

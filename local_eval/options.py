@@ -189,9 +189,10 @@ OPTIONS = (
            "contest]", ON_OFF, ANSWER, True, path="memory.decline_unrelated", default=TREE),
     Option("lists", str, "lists: 'select' judges each fact shown to the answer step against the question "
            "(one batched one-token call; where two or more are kept, the reader sees only those and the values it "
-           "leaves out are joined to its answer); 'list' asks the reader once more, for a Russian question whose "
-           "form asks for several things, to list the items of the facts shown, and joins those its answer leaves "
-           "out [default: {default}, as in the contest]",
+           "leaves out are joined to its answer); 'list' asks the reader, for a Russian question whose form asks "
+           "for several things, to list the items of the facts shown (one batch of two asks: the facts as shown "
+           "and each topic's latest first), and joins those its answer leaves out [default: {default}, as in the "
+           "contest]",
            {"choices": LIST_MODES}, ANSWER, True, path="memory.lists", default=TREE),
     Option("facts", bool, "extract facts and show them to the answer step; off answers from the excerpts alone "
            "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.facts", default=TREE),

@@ -187,3 +187,18 @@ def test_the_list_way_joins_the_items_the_contest_keeps_to_every_answer_of_its_q
     assert found["plain"] == "Вы были в Твери."
     without = {way: text for _, way, _, text in readers.answered([str(read)], "")}
     assert without["plain + list"] == "Вы были в Твери (также: stale, old)."  # no prompts: the items as recorded
+
+
+def test_an_answer_reads_the_prompt_of_its_own_set_where_two_sets_ask_the_same_question(tmp_path):
+    question = "В каких странах я побывала?"
+    prompts = [{"id": i, "set": name, "question": question, "messages": [{"role": "user", "content": text}]}
+               for i, name, text in (("4-dev-03", "ru_dev", "Факты:\n- Была в Финляндии."),
+                                     ("4-list-01", "probe_lists", "Факты:\n- Была в Италии."))]
+    path = tmp_path / "p.jsonl"
+    path.write_text("\n".join(json.dumps(p, ensure_ascii=False) for p in prompts), encoding="utf-8")
+    material = readers.load_material([str(path)])
+    def read(row):
+        return readers.prompt_of(material, row)["id"]
+    assert read({"id": "4-list-01", "set": "probe_lists", "question": question}) == "4-list-01"
+    assert read({"id": "4-dev-03", "set": "ru_dev", "question": question}) == "4-dev-03"
+    assert read({"question": question}) == "4-dev-03"  # no set: the first file's
