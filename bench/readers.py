@@ -381,10 +381,15 @@ def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ())
             for v in variants(row, declined, gate, empty, material, listings)]
 
 
-def verdicts(path: str) -> dict:
-    """(question, answer) -> the judge's verdict, from `{"question", "answer", "correct"}` lines."""
-    rows = jsonl.read_rows(Path(path), lambda row: {"question", "answer", "correct"} <= set(row))[0] if path else []
-    return {(r["question"], r["answer"]): r["correct"] for r in rows}
+def verdicts(paths: str) -> dict:
+    """(question, answer) -> the judge's verdict, from `{"question", "answer", "correct"}` lines of
+    one file or several, comma-separated, a later file's verdict replacing an earlier's (a second
+    judge's reading of some items: `verdicts.jsonl,verdicts_strict.jsonl`)."""
+    found = {}
+    for path in filter(None, paths.split(",")):
+        for r in jsonl.read_rows(Path(path), lambda row: {"question", "answer", "correct"} <= set(row))[0]:
+            found[(r["question"], r["answer"])] = r["correct"]
+    return found
 
 
 def judge(args) -> int:
@@ -661,7 +666,8 @@ def main(argv=None) -> int:
         s = sub.add_parser(name, help=helps)
         s.add_argument("answers", nargs="+")
         s.add_argument("--verdicts", default="", required=name == "table",
-                       help="verdicts JSONL ({question, answer, correct})")
+                       help="verdicts JSONL ({question, answer, correct}); several comma-separated, a later one's "
+                            "verdict replacing an earlier's")
         s.add_argument("--gate", default="", help="SIGNAL<THRESHOLD: decline where the gate row's signal is below")
         s.add_argument("--empty", action="store_true", help="also the answers with the contest's empty-answer "
                        "decline (an answer naming nothing the question does not: submit/memory/answer.py)")

@@ -17,7 +17,7 @@ Environment variables (read only by `Config.from_env`; `ENV` maps each to its fi
   GIGAMEMORY_ABSTAIN   the abstention check: off | before | after   (default: off)
   GIGAMEMORY_GATE      the decline gate: off | calibrated | quote   (default: calibrated: the run's own model
                        sets its threshold on the shipped calibration set, submit/memory/gate.py)
-  GIGAMEMORY_LISTS     lists: off | select | list   (default: off; submit/memory/items.py)
+  GIGAMEMORY_LISTS     lists: off | select | list   (default: list; submit/memory/items.py)
   GIGAMEMORY_VLLM_MAX_MODEL_LEN  the vLLM engine's context in tokens (default: 131072, GigaChat's);
                        a rehearsal on CPU with a small model lowers it (docs/vllm_cpu.md)
 """

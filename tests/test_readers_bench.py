@@ -202,3 +202,12 @@ def test_an_answer_reads_the_prompt_of_its_own_set_where_two_sets_ask_the_same_q
     assert read({"id": "4-list-01", "set": "probe_lists", "question": question}) == "4-list-01"
     assert read({"id": "4-dev-03", "set": "ru_dev", "question": question}) == "4-dev-03"
     assert read({"question": question}) == "4-dev-03"  # no set: the first file's
+
+
+def test_a_second_verdicts_file_replaces_the_first_ones_verdicts_of_the_same_answers(tmp_path):
+    first, second = tmp_path / "v.jsonl", tmp_path / "strict.jsonl"
+    first.write_text('{"question": "q", "answer": "a (также: b)", "correct": true}\n'
+                     '{"question": "q", "answer": "a", "correct": false}\n', encoding="utf-8")
+    second.write_text('{"question": "q", "answer": "a (также: b)", "correct": false}\n', encoding="utf-8")
+    assert readers.verdicts(f"{first},{second}") == {("q", "a (также: b)"): False, ("q", "a"): False}
+    assert readers.verdicts(str(first))[("q", "a (также: b)")] is True and readers.verdicts("") == {}

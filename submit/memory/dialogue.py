@@ -94,7 +94,9 @@ class Settings:
     # leaves out are joined to its answer. "list": a question whose form asks for several things
     # gets one more call, the reader listing the items of the facts shown, and the listed items its
     # answer leaves out are joined to it.
-    lists: str = field(default="off", metadata=one_of(items.MODES))
+    # `list` is on: the 1.5B's Russian dev 17/28 -> 21/28 (lists 1/9 -> 5/9), its list probe 1/24 ->
+    # 6/24, the literal stand-in's probe unchanged (bench/results/reading.md, "Lists by listing").
+    lists: str = field(default="list", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
     # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/retrieval.py lists).
