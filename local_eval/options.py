@@ -181,6 +181,11 @@ OPTIONS = (
            "[default: calibrated, as in the contest; off for a llama: reader, whose "
            "64 calibration calls take an hour or more on a CPU]",
            {"choices": GATE_MODES}, ANSWER, True, path="memory.gate"),
+    Option("calibration_dir", str, "another folder of the gate's calibration sets, for a language "
+           "submit/calibration/ has none of: English runs pass the one tools/calibration.py --lang en builds, "
+           ".cache/calibration (a replay store recorded without it has no replies for its 64 prompts) "
+           "[default: none, as in the contest: the gate is off in English]",
+           {"metavar": "DIR"}, ANSWER, True, path="memory.calibration_dir", default=TREE),
     Option("decline_empty", bool, "decline an answer that names nothing the question does not (no call) "
            "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.decline_empty",
            default=TREE),
@@ -396,6 +401,4 @@ def config_of(options) -> Config:
     sets a field. An eval run measures the embedder it names (no fallback) and caches embeddings."""
     values = {row.path: getattr(options, row.name) for row in OPTIONS
               if row.path and options.mode in row.modes and getattr(options, row.name) is not None}
-    if options.cache_dir:  # English calibration sets: tools/calibration.py --lang en writes them there
-        values.setdefault("memory.calibration_dir", str(Path(options.cache_dir) / "calibration"))
     return replaced(Config(embed_cache_dir=options.cache_dir or None, embedder_fallback=False), values)

