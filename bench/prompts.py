@@ -274,12 +274,14 @@ def prompt_rows(name: str, args) -> tuple[list, dict]:
     rows = []
     for record in tqdm(records(name, args.shard, args.only, args.skip), desc=name, unit="record"):
         before = len(catch.prompts)
-        found = ask(model, record, signals)
+        found = ask(model, record, lambda memory, question: {
+            **signals(memory, question), "contest_speaker_margin": model.trace(record.id).speaker_margin})
         if len(catch.prompts) != before + 1:
             raise SystemExit(f"{record.id}: {len(catch.prompts) - before} answer prompts, expected one")
         rows.append({"id": record.id, "set": name, "question": record.question, "gold": record.gold,
                      "question_type": record.question_type, "answerable": not declines(record),
-                     "signals": found, "messages": catch.prompts[-1]})
+                     "speaker_margin": found.pop("contest_speaker_margin"), "signals": found,
+                     "messages": catch.prompts[-1]})
     return rows, dict(model.fallbacks)
 
 

@@ -244,7 +244,7 @@ def calibrated(gate: str) -> tuple[str, str]:
     signal, _, where = gate.partition("<")
     if not where.startswith("@"):
         return gate, ""
-    rows = [r for r in rows_of([where[1:]]) if r.get("way") == "gate" and signal in r]
+    rows = [r for r in rows_of([where[1:]]) if r.get("way", "gate") == "gate" and r.get(signal) is not None]
     from submit.memory.dialogue import Settings
     lang = answer_step.detect_lang(rows[0]["question"]) if rows else "ru"
     found = contest_gate.calibrate(lang, [(r["id"], bool(r["answerable"]), r[signal]) for r in rows],
@@ -254,13 +254,21 @@ def calibrated(gate: str) -> tuple[str, str]:
     return (f"{signal}<{found.threshold}" if found.on else ""), note
 
 
-def gated(rows: list[dict], gate: str) -> dict:
-    """(file, set, id) -> whether the gate `SIGNAL<THRESHOLD` declines, from the rows of the `gate` way."""
+def gated(rows: list[dict], gate: str, material: Optional[dict] = None) -> dict:
+    """(file, set, id) -> whether the gate `SIGNAL<THRESHOLD` declines, from the rows of the `gate` way,
+    or for a signal of the prompts (`speaker_margin`, the contest's reader-free speaker decline) from
+    each answer's prompt row (`material`), where it has one."""
     if not gate:
         return {}
     signal, threshold = parse_gate(gate)
-    return {(r["file"], r.get("set"), r["id"]): declines(r[signal], threshold)
-            for r in rows if r.get("way") == "gate" and signal in r}
+    found = {(r["file"], r.get("set"), r["id"]): declines(r[signal], threshold)
+             for r in rows if r.get("way") == "gate" and signal in r}
+    for r in rows if not found else ():
+        prompt = prompt_of(material, r) if r.get("way") not in NOT_ANSWERS else None
+        if prompt is not None and signal in prompt:  # None: the signal does not apply, nothing declined
+            found[(r["file"], r.get("set"), r["id"])] = prompt[signal] is not None and declines(prompt[signal],
+                                                                                              threshold)
+    return found
 
 
 def final(row: dict, declined: bool) -> str:
@@ -370,8 +378,8 @@ def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ())
     way's own rows aside, which add variants where the files hold them); `prompts`: bench/prompts.py
     files the answers were read from (the unrelated-value decline's material)."""
     rows = rows_of(paths)
-    declined = gated(rows, gate)
     material = load_material(prompts) if prompts else None
+    declined = gated(rows, gate, material)
     by_question = defaultdict(list)
     for r in rows:
         if r.get("way") in LISTS:

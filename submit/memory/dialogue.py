@@ -89,6 +89,13 @@ class Settings:
     # local_eval's English runs pass the sets tools/calibration.py builds from LoCoMo into
     # .cache/calibration (`--calibration-dir`; LoCoMo's text is not copied into the repository or the zip).
     calibration_dir: str = ""
+    # In a chat between two named people, a question that names one of them is declined where that
+    # person's best-matching turn scores below the other's by more than the run's calibrated
+    # margin (gate.speaker_margin: reader-free, no call; its threshold chosen by the gate's rule on
+    # the English calibration set's recorded margins). On LoCoMo, calibrated on conv-26 and read on
+    # 62 questions of the other four: 7 of 14 adversarial declined, 1 of 48 answerable
+    # (bench/results/reading.md).
+    decline_speaker: bool = True
     # Lists (items.py): "select" judges each shown fact against the question in one batched
     # one-token call; where two or more are kept, the reader sees only those and the values it
     # leaves out are joined to its answer. "list": a question whose form asks for several things
@@ -123,9 +130,10 @@ class Answer:
     facts: tuple = ()  # the FactLines the answer prompt held (each knows its turns)
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
     # what declined the question, if anything did: "abstain" (the check), "gate" (the decline gate),
-    # "empty", "unrelated" (answer.py's call-free rules)
+    # "empty", "unrelated" (answer.py's call-free rules), "speaker" (gate.speaker_margin, no call)
     declined_by: Optional[str] = None
     p_yes: Optional[float] = None  # the decline gate's reading, where it asked
+    speaker_margin: Optional[float] = None  # gate.speaker_margin, where the question names one of two people
     items: tuple = ()  # (fact statement, P(yes), kept) per fact the list judge read, where it read them
     listed: tuple = ()  # the items the reader listed (`list` mode), where it was asked
     timings: dict = field(default_factory=dict)
@@ -137,12 +145,14 @@ class Answer:
 
 class DialogueMemory:
     """`thresholds` (lang -> P(yes) threshold, from the run's calibration; a language without one
-    is not gated) is the contest class's, shared by every dialogue of the run."""
+    is not gated) and `speaker_thresholds` (lang -> the speaker margin below which a question is
+    declined) are the contest class's, shared by every dialogue of the run."""
 
     def __init__(self, llm: LLM, embedder: Embedder, settings: Settings = Settings(),
-                 thresholds: Optional[dict] = None):
+                 thresholds: Optional[dict] = None, speaker_thresholds: Optional[dict] = None):
         self.llm = llm
         self.thresholds = thresholds if thresholds is not None else {}
+        self.speaker_thresholds = speaker_thresholds if speaker_thresholds is not None else {}
         self.embedder = embedder
         self.settings = settings
         self.store = TurnStore()
@@ -189,7 +199,10 @@ class DialogueMemory:
                                             question_date=self.store.question_date,
                                             people=self.profile.people(self.store), task=self.profile.answer_prompt)
         # `by`: what declined the question, if anything did (Answer.declined_by)
-        by = "abstain" if self.settings.abstain == "before" and self._declines(prompt, lang, "before") else None
+        margin = gate.speaker_margin(hits, self.store.turns, question, self.profile.people(self.store))
+        below = self.speaker_thresholds.get(lang)
+        by = "speaker" if self.settings.decline_speaker and None not in (margin, below) and margin < below else None
+        by = by or ("abstain" if self.settings.abstain == "before" and self._declines(prompt, lang, "before") else None)
         p_yes = None if by else self._gate(prompt, question, lang)
         if p_yes is not None and p_yes < self.thresholds[lang]:
             by = "gate"
@@ -213,6 +226,7 @@ class DialogueMemory:
             text = items.joined_values(text, listed, lang)
         return Answer(text=answer_step.NO_INFO[lang] if by else text or answer_step.NO_INFO[lang],
                       context=context, lang=lang, facts=tuple(kept or lines), declined_by=by, p_yes=p_yes,
+                      speaker_margin=margin,
                       items=tuple((line.fact.statement, score, keep) for line, score, keep in judged),
                       listed=tuple(listed),
                       fallback=None if text or by else EMPTY_ANSWER, timings=dict(self.timings))

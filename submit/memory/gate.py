@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -175,6 +175,40 @@ def load_set(path: Path, limit: int = MAX_CALLS) -> list[dict]:
     kinds = [[r for r in rows if r["answerable"]], [r for r in rows if not r["answerable"]]]
     mixed = [r for pair in zip(*kinds) for r in pair] + kinds[0][len(kinds[1]):] + kinds[1][len(kinds[0]):]
     return mixed[:limit]
+
+
+def speaker_margin(hits: Sequence, turns: Sequence, question: str, people: Sequence[str]) -> Optional[float]:
+    """In a chat between two named people, where the question names exactly one of them: the best
+    dense score of that person's turns among `hits` minus the other's (a question about what the
+    other one did finds the other's words best: LoCoMo's adversarial questions). None otherwise.
+    Reader-free: a function of retrieval alone, so its threshold carries from one model to another
+    (not from one embedder to another). `turns`: the turn store's turns `hits` index."""
+    from .turns import speaker_of
+    named = [p for p in people if p in question]
+    if len(named) != 1 or len(people) != 2:
+        return None
+    best = {p: -1.0 for p in people}
+    for hit in hits:
+        who = speaker_of(turns[hit.turn_idx].text)
+        if who in best and hit.dense > best[who]:
+            best[who] = hit.dense
+    other = [p for p in people if p != named[0]][0]
+    return best[named[0]] - best[other]
+
+
+def speaker_calibration(lang: str, rows: Sequence[dict], embedder: str, max_false: float = 0.05,
+                        no_answer_share: float = 0.25) -> Calibration:
+    """The speaker decline's threshold by `calibrate`'s rule from the calibration rows' recorded
+    `speaker_margin`s (tools/calibration.py), where they were measured with this run's embedder."""
+    scores = [(r["id"], bool(r["answerable"]), r.get("speaker_margin")) for r in rows]
+    if not any(s is not None for _, _, s in scores):
+        return Calibration(lang, False, "the calibration set records no speaker margins "
+                                        "(not a chat between two people)")
+    measured = {r.get("embedder") for r in rows}
+    if measured != {embedder}:
+        return Calibration(lang, False, f"speaker margins measured with {sorted(map(str, measured))}, "
+                                        f"this run embeds with {embedder!r}")
+    return replace(calibrate(lang, scores, max_false, no_answer_share), calls=0)  # no model asked
 
 
 def with_ask(messages: list, question_ask: str) -> list:
