@@ -93,7 +93,7 @@ class Settings:
     # person's best-matching turn scores below the other's by more than the run's calibrated
     # margin (gate.speaker_margin: reader-free, no call; its threshold chosen by the gate's rule on
     # the English calibration set's recorded margins). On LoCoMo, calibrated on conv-26 and read on
-    # 62 questions of the other four: 7 of 14 adversarial declined, 1 of 48 answerable
+    # 62 questions of the other four: 9 of 14 adversarial declined, 3 of 48 answerable
     # (bench/results/reading.md).
     decline_speaker: bool = True
     # Lists (items.py): "select" judges each shown fact against the question in one batched
