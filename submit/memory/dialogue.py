@@ -99,8 +99,8 @@ class Settings:
     # Lists (items.py): "select" judges each shown fact against the question in one batched
     # one-token call; where two or more are kept, the reader sees only those and the values it
     # leaves out are joined to its answer. "list": a question whose form asks for several things
-    # gets one more call, the reader listing the items of the facts shown, and the listed items its
-    # answer leaves out are joined to it.
+    # gets one more batch of two asks (the facts shown, then each topic's latest first), the reader
+    # listing their items, and the listed items its answer leaves out are joined to it.
     # `list` is on: the 1.5B's Russian dev 17/28 -> 21/28 (lists 1/9 -> 5/9), its list probe 1/24 ->
     # 6/24, the literal stand-in's probe unchanged (bench/results/reading.md, "Lists by listing").
     lists: str = field(default="list", metadata=one_of(items.MODES))
@@ -200,9 +200,11 @@ class DialogueMemory:
                                             people=self.profile.people(self.store), task=self.profile.answer_prompt)
         # `by`: what declined the question, if anything did (Answer.declined_by)
         margin = gate.speaker_margin(hits, self.store.turns, question, self.profile.people(self.store))
-        below = self.speaker_thresholds.get(lang)
-        by = "speaker" if self.settings.decline_speaker and None not in (margin, below) and margin < below else None
-        by = by or ("abstain" if self.settings.abstain == "before" and self._declines(prompt, lang, "before") else None)
+        by = None
+        if self._about_the_other(margin, lang):
+            by = "speaker"
+        elif self.settings.abstain == "before" and self._declines(prompt, lang, "before"):
+            by = "abstain"
         p_yes = None if by else self._gate(prompt, question, lang)
         if p_yes is not None and p_yes < self.thresholds[lang]:
             by = "gate"
@@ -230,6 +232,12 @@ class DialogueMemory:
                       items=tuple((line.fact.statement, score, keep) for line, score, keep in judged),
                       listed=tuple(listed),
                       fallback=None if text or by else EMPTY_ANSWER, timings=dict(self.timings))
+
+    def _about_the_other(self, margin: Optional[float], lang: str) -> bool:
+        """The speaker decline: the question's person matches it worse than the other one does by
+        more than the run's calibrated margin (gate.speaker_margin; no threshold, no decline)."""
+        below = self.speaker_thresholds.get(lang)
+        return self.settings.decline_speaker and margin is not None and below is not None and margin < below
 
     def _items(self, question: str, lines: list, lang: str) -> list:
         """Lists by selection (items.py): (line, P(yes), kept) for each shown fact as the reader
