@@ -233,19 +233,11 @@ def _z(value: float, population: list) -> float:
 
 
 def _speaker_margin(hits, store, question: str, names: list) -> float:
-    """In a chat between two people, when the question names one of them: the best dense score of
-    that person's turns minus the other's (a question about the wrong person matches the other's
-    words best). 0 when the question names neither or both."""
-    named = [n for n in names if n in question]
-    if len(named) != 1 or len(names) != 2:
-        return 0.0
-    best = {n: -1.0 for n in names}
-    for hit in hits:
-        who = speaker_of(store.turns[hit.turn_idx].text)
-        if who in best and hit.dense > best[who]:
-            best[who] = hit.dense
-    other = [n for n in names if n != named[0]][0]
-    return best[named[0]] - best[other]
+    """The contest's speaker margin (`gate.speaker_margin`) over these hits; 0 when the question
+    names neither or both."""
+    from submit.memory.gate import speaker_margin
+    margin = speaker_margin(hits, store.turns, question, names)
+    return 0.0 if margin is None else margin
 
 
 # ---------------------------------------------------------------- the prompts
@@ -274,13 +266,13 @@ def prompt_rows(name: str, args) -> tuple[list, dict]:
     rows = []
     for record in tqdm(records(name, args.shard, args.only, args.skip), desc=name, unit="record"):
         before = len(catch.prompts)
-        found = ask(model, record, lambda memory, question: {
-            **signals(memory, question), "contest_speaker_margin": model.trace(record.id).speaker_margin})
+        found, margin = ask(model, record, lambda memory, question: (signals(memory, question),
+                                                                     model.trace(record.id).speaker_margin))
         if len(catch.prompts) != before + 1:
             raise SystemExit(f"{record.id}: {len(catch.prompts) - before} answer prompts, expected one")
         rows.append({"id": record.id, "set": name, "question": record.question, "gold": record.gold,
                      "question_type": record.question_type, "answerable": not declines(record),
-                     "speaker_margin": found.pop("contest_speaker_margin"), "signals": found,
+                     "speaker_margin": margin, "signals": found,
                      "messages": catch.prompts[-1]})
     return rows, dict(model.fallbacks)
 

@@ -263,11 +263,13 @@ def gated(rows: list[dict], gate: str, material: Optional[dict] = None) -> dict:
     signal, threshold = parse_gate(gate)
     found = {(r["file"], r.get("set"), r["id"]): declines(r[signal], threshold)
              for r in rows if r.get("way") == "gate" and signal in r}
-    for r in rows if not found else ():
+    if found:
+        return found
+    for r in rows:
         prompt = prompt_of(material, r) if r.get("way") not in NOT_ANSWERS else None
-        if prompt is not None and signal in prompt:  # None: the signal does not apply, nothing declined
-            found[(r["file"], r.get("set"), r["id"])] = prompt[signal] is not None and declines(prompt[signal],
-                                                                                              threshold)
+        if prompt is not None and signal in prompt:
+            value = prompt[signal]  # None: the signal does not apply to the question, nothing declined
+            found[(r["file"], r.get("set"), r["id"])] = value is not None and declines(value, threshold)
     return found
 
 
@@ -368,9 +370,8 @@ def kept(rows: list, material: Optional[dict]) -> list:
     prompt = prompt_of(material, rows[0])
     lang = answer_step.detect_lang(rows[0]["question"])
     if prompt is None:
-        return list_step.union_items([json.dumps({"items": r["items"]}, ensure_ascii=False) for r in rows],
-                                     [[{"content": " ".join(r["items"])}] for r in rows], lang)
-    return list_step.union_items([r["raw"] for r in rows], [list_ask(prompt, r["way"], lang) for r in rows], lang)
+        return list_step.union_items([r["items"] for r in rows])
+    return list_step.union_items([list_step.kept_items(r["raw"], list_ask(prompt, r["way"], lang), lang) for r in rows])
 
 
 def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ()) -> list[tuple[dict, str, str, str]]:

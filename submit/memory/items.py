@@ -183,15 +183,14 @@ def kept_items(reply: str, ask: list, lang: str) -> list[str]:
     return [i for i in parse_items(reply) if grounded(i, ask[-1]["content"]) and _stems(i) != no_info]
 
 
-def union_items(replies: Sequence[str], asks: Sequence[list], lang: str) -> list[str]:
-    """The kept items of each reply to its ask (`kept_items`), in order, less an item whose every
+def union_items(lists: Sequence[Sequence[str]]) -> list[str]:
+    """The items of several lists (each ask's `kept_items`), in order, less an item whose every
     word an earlier one holds (`_covered`: «Спирит» after «Спирита», «темноты» after «панически
     боится темноты»)."""
     out: list[str] = []
-    for reply, ask in zip(replies, asks):
-        for item in kept_items(reply, ask, lang):
-            if not any(_covered(item, seen) for seen in out):
-                out.append(item)
+    for item in (item for found in lists for item in found):
+        if not any(_covered(item, seen) for seen in out):
+            out.append(item)
     return out[:MAX_ITEMS]
 
 
@@ -200,4 +199,4 @@ def listed(llm, chat: list, lang: str) -> tuple[list[str], list]:
     (`list_chats`, `union_items`), and the generations spent."""
     asks = list_chats(chat, lang)
     replies = llm.generate(asks, max_tokens=LIST_MAX_TOKENS, schema=LIST_SCHEMA, purpose=ITEMS)
-    return union_items([r.text for r in replies], asks, lang), list(replies)
+    return union_items([kept_items(r.text, ask, lang) for r, ask in zip(replies, asks)]), list(replies)
