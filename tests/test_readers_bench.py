@@ -233,3 +233,30 @@ def test_a_prompt_signal_declines_through_the_gate_spec_calibrated_on_the_sets_r
     found = {(row["id"], way): text for row, way, _, text in readers.answered([str(answers)], gate, False, [str(prompts)])}
     assert found["1", "plain + gate speaker_margin<0.1"] == "I don't have that information."
     assert found["2", "plain + gate speaker_margin<0.1"] == found["3", "plain + gate speaker_margin<0.1"] == "A sunset."
+
+
+def test_declines_counts_each_stage_and_the_cross_validated_gate_fits_without_the_questions_dialogue(tmp_path, capsys):
+    asked = [("cal-1-01", "Кем я работаю?", "Сварщиком.", 0.8), ("cal-1-02", "Где я живу?", "В Омске.", 0.7),
+             ("cal-1-03", "Как зовут мопса моей бабушки?", "Мопс моей бабушки — мопс.", 0.65),  # names nothing
+             ("cal-1-04", "Как зовут кота?", "Барсик.", 0.3),
+             ("cal-2-01", "Как зовут жену?", "Людмила.", 0.6), ("cal-2-02", "Какая у меня машина?", "Шкода.", 0.9),
+             ("cal-2-03", "Как зовут сына?", "У меня нет такой информации.", 0.2),  # the reader's own
+             ("cal-2-04", "Где живёт брат?", "В Твери.", 0.5)]
+    answerable = {"cal-1-01", "cal-1-02", "cal-2-01", "cal-2-02"}
+    prompts = [{**prompt(i, q, "fact_equal_session"), "answerable": i in answerable} for i, q, _, _ in asked]
+    rows = [reading_row(i, q, "fact_equal_session" if i in answerable else "no_info", way, **found)
+            for i, q, a, p in asked for way, found in (("plain", {"answer": a}), ("gate", {"p_yes": p}))]
+    for name, found in (("p.jsonl", prompts), ("a.jsonl", rows)):
+        (tmp_path / name).write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in found), encoding="utf-8")
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text(json.dumps({"question": "Как зовут жену?", "answer": "Людмила.", "correct": True},
+                                   ensure_ascii=False), encoding="utf-8")
+    assert readers.main(["declines", str(tmp_path / "a.jsonl"), "--prompts", str(tmp_path / "p.jsonl"),
+                         "--gate", "cv", "--verdicts", str(verdicts)]) == 0
+    out = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    # dialogue 1 is read with the threshold dialogue 2 gives (its lowest answerable, 0.6) and back (0.7):
+    # the cat (0.3) and the brother (0.5) declined, and the wife (0.6 < 0.7), a right answer, lost
+    assert out[2:] == ["| a | the reader's own | 1/4 | 0/4 | 0 |", "| a | + empty | 2/4 | 0/4 | 0 |",
+                       "| a | + unrelated | 2/4 | 0/4 | 0 |",
+                       "| a | + gate p_yes, each dialogue held out | 4/4 | 1/4 | 1 |",
+                       "a: thresholds by held-out dialogue: 1: 0.6, 2: 0.7"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Optional, Sequence
@@ -184,7 +185,7 @@ def speaker_margin(hits: Sequence, turns: Sequence, question: str, people: Seque
     Reader-free: a function of retrieval alone, so its threshold carries from one model to another
     (not from one embedder to another). `turns`: the turn store's turns `hits` index."""
     from .turns import speaker_of
-    named = [p for p in people if p in question]
+    named = named_people(question, people)
     if len(named) != 1 or len(people) != 2:
         return None
     best = {p: -1.0 for p in people}
@@ -194,6 +195,12 @@ def speaker_margin(hits: Sequence, turns: Sequence, question: str, people: Seque
             best[who] = hit.dense
     other = [p for p in people if p != named[0]][0]
     return best[named[0]] - best[other]
+
+
+def named_people(question: str, people: Sequence[str]) -> list[str]:
+    """The people the question names: a word of it starts with the name («Johns's», LoCoMo's typo,
+    names John; «Senate» does not name Nate)."""
+    return [p for p in people if re.search(rf"\b{re.escape(p)}", question)]
 
 
 def speaker_calibration(lang: str, rows: Sequence[dict], embedder: str, max_false: float = 0.05,
