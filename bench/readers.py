@@ -238,10 +238,11 @@ def parse_gate(gate: str) -> tuple[str, float]:
     return signal, float(threshold)
 
 
-def calibrated(gate: str) -> tuple[str, str]:
+def calibrated(gate: str, max_false: Optional[float] = None) -> tuple[str, str]:
     """`p_yes<@FILE` -> (`p_yes<T`, a note): T as the contest class chooses it (`gate.calibrate`, its
-    default rule) from FILE's gate rows; ("", the note) where that rule leaves the gate off. Any
-    other gate comes back as it is."""
+    default rule, or with another share of answerable prompts it may decline, `max_false`) from
+    FILE's gate rows; ("", the note) where that rule leaves the gate off. Any other gate comes
+    back as it is."""
     signal, _, where = gate.partition("<")
     if not where.startswith("@"):
         return gate, ""
@@ -249,7 +250,8 @@ def calibrated(gate: str) -> tuple[str, str]:
     from submit.memory.dialogue import Settings
     lang = answer_step.detect_lang(rows[0]["question"]) if rows else "ru"
     found = contest_gate.calibrate(lang, [(r["id"], bool(r["answerable"]), r[signal]) for r in rows],
-                                   Settings.gate_max_false, Settings.gate_no_answer_share)
+                                   Settings.gate_max_false if max_false is None else max_false,
+                                   Settings.gate_no_answer_share)
     note = (f"gate calibrated on {where[1:]} by the contest's rule ({len(rows)} prompts, AUC {found.auc}): "
             f"{found.why}")
     return (f"{signal}<{found.threshold}" if found.on else ""), note
@@ -294,7 +296,8 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     or with the gate (`--gate`: the gate row's signal below the threshold declines); with `empty`,
     also with the contest's empty-answer decline (`answer.adds_nothing`), alone and with the gate;
     with `prompts` (`load_material`: the bench/prompts.py rows the answers were read from) too, with
-    the unrelated-value decline (`answer.unrelated`) after it, as the contest path has both; with
+    the unrelated-value decline (`answer.unrelated`) after it, then the ungrounded-value decline
+    (`answer.ungrounded`), as the contest path has them; with
     `listings` ((file, set, id) -> the items of the list ways' rows), each of those with the listed
     items joined too ("+ list",
     `with_listed`), for every question (one the list way did not read keeps its answer)."""
@@ -321,14 +324,15 @@ def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: 
         out.append((f"{way} + empty", way, final(row, said_nothing)))
         if key in declined:
             out.append((f"{way} + empty + gate {gate}", way, final(row, said_nothing or declined[key])))
-        prompt = prompt_of(prompts, row)
-        if prompt is not None:
-            other = bool(row["answer"]) and answer_step.unrelated(
-                row["answer"], row["question"], answer_step.material(prompt["messages"], row["question"]))
+        if prompt_of(prompts, row) is not None:
+            _, other, nowhere = call_free(row, prompts)
             out.append((f"{way} + empty + unrelated", way, final(row, said_nothing or other)))
+            out.append((f"{way} + empty + unrelated + ungrounded", way, final(row, said_nothing or other or nowhere)))
             if key in declined:
                 out.append((f"{way} + empty + unrelated + gate {gate}", way,
                             final(row, said_nothing or other or declined[key])))
+                out.append((f"{way} + empty + unrelated + ungrounded + gate {gate}", way,
+                            final(row, said_nothing or other or nowhere or declined[key])))
     return out
 
 
@@ -357,10 +361,14 @@ def load_material(specs: Sequence[str]) -> dict:
 
 
 def prompt_of(material: Optional[dict], row: dict) -> Optional[dict]:
-    """The prompt an answer row was read from: its own set's and id's, else its question's."""
+    """The prompt an answer row was read from: its own set's and id's, else its id's in a prompt file
+    that names no set (the shipped calibration sets), else, for a row that names no set, its
+    question's. A row of one set never reads another set's prompt for the same question
+    («Как зовут мою маму?» is answerable in one calibration dialogue and not in another)."""
     if not material:
         return None
-    return material.get((row.get("set"), row.get("id"))) or material.get(row["question"])
+    found = material.get((row.get("set"), row.get("id"))) or material.get((None, row.get("id")))
+    return found if found is not None or row.get("set") is not None else material.get(row["question"])
 
 
 def kept(rows: list, material: Optional[dict]) -> list:
@@ -573,17 +581,18 @@ def unrelated(args) -> int:
     return 0
 
 
-def call_free(row: dict, material: Optional[dict]) -> tuple[bool, bool]:
-    """Whether the contest's call-free declines turn a reader's answer into "no information": (the
-    empty-answer decline, the unrelated-value decline read against the answer's prompt, where
-    `material` has it)."""
+def call_free(row: dict, material: Optional[dict]) -> tuple[bool, bool, bool]:
+    """Whether each of the contest's call-free declines turns a reader's answer into "no
+    information": (the empty-answer decline; the unrelated-value and the ungrounded-value
+    declines, read against the answer's prompt where `material` has it)."""
     text, question, prompt = row["answer"] or "", row["question"], prompt_of(material, row)
     if not text or answer_step.says_no_info(text):
-        return False, False
+        return False, False, False
     empty = answer_step.adds_nothing(text, question)
-    other = prompt is not None and answer_step.unrelated(text, question,
-                                                         answer_step.material(prompt["messages"], question))
-    return empty, other
+    if prompt is None:
+        return empty, False, False
+    lines = answer_step.material(prompt["messages"], question)
+    return empty, answer_step.unrelated(text, question, lines), answer_step.ungrounded(text, question, lines)
 
 
 def fold_of(row_id: str) -> str:
@@ -593,7 +602,7 @@ def fold_of(row_id: str) -> str:
     return found.group() if found else row_id
 
 
-def fold_thresholds(gates: dict, answerable: dict) -> dict:
+def fold_thresholds(gates: dict, answerable: dict, max_false: Optional[float] = None) -> dict:
     """fold -> the threshold the contest's rule (`gate.calibrate`) picks on the other folds' gate
     rows (None where it leaves the gate off): each fold's questions read by a threshold fitted
     without them."""
@@ -601,15 +610,23 @@ def fold_thresholds(gates: dict, answerable: dict) -> dict:
     out = {}
     for fold in sorted({fold_of(i) for i in gates}):
         rest = [(i, answerable[i], p) for i, p in gates.items() if fold_of(i) != fold and i in answerable]
-        found = contest_gate.calibrate("ru", rest, Settings.gate_max_false, Settings.gate_no_answer_share)
+        found = contest_gate.calibrate("ru", rest, Settings.gate_max_false if max_false is None else max_false,
+                                       Settings.gate_no_answer_share)
         out[fold] = found.threshold if found.on else None
     return out
 
 
+def run_name(path: str) -> str:
+    """A file's name in a table: its stem, or for a run's `results.jsonl` the folders above it
+    (`runs/systems/ru_dev/literal/dev/ours/results.jsonl` -> "literal/dev/ours")."""
+    found = Path(path)
+    return "/".join(found.parts[-4:-1]) if found.stem == "results" else found.stem
+
+
 def declines_table(args) -> int:
     """What the contest's decline stage does to each file's questions, stage by stage: the reader's
-    own "no information", then the empty-answer decline, the unrelated-value decline (read against
-    the answer's prompt, `--prompts`) and the gate (`--gate p_yes<@FILE`: the threshold the
+    own "no information", then the empty-answer decline, the unrelated-value and ungrounded-value
+    declines (read against the answer's prompt, `--prompts`) and the gate (`--gate p_yes<@FILE`: the threshold the
     contest's rule picks on FILE's gate rows; `--gate cv`: on the file's own gate rows less the
     question's dialogue, `fold_of`) — no-answer and answerable questions declined, and of the
     answerable ones declined how many the verdicts call right."""
@@ -617,23 +634,22 @@ def declines_table(args) -> int:
     known = verdicts(args.verdicts)
     material = load_material(args.prompts)
     paths = sorted({p for pattern in args.files for p in glob.glob(pattern, recursive=True)})
-    chosen = calibrated(args.gate)[0] if args.gate not in ("", "cv") else ""
+    chosen = calibrated(args.gate, args.max_false)[0] if args.gate not in ("", "cv") else ""
     fixed = parse_gate(chosen)[1] if chosen else None
     named = {"": "", "cv": "p_yes, each dialogue held out"}.get(args.gate, chosen or f"{args.gate} (off)")
-    stages = ("the reader's own", "+ empty", "+ unrelated", f"+ gate {named}" if args.gate else "")
+    stages = ("the reader's own", "+ empty", "+ unrelated", "+ ungrounded", f"+ gate {named}" if args.gate else "")
     print("| answers | declines (each with those above) | no answer declined | answerable declined | "
           "of them judged right |\n|---|---|---|---|---|")
     for path in paths:
-        rows = rows_of([path])
+        rows, name = rows_of([path]), run_name(path)
         gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate" and r.get("p_yes") is not None}
         plain = {r["id"]: r for r in rows if (r.get("way") or "plain") == "plain" and prompt_of(material, r)}
         answerable = {i: bool(prompt_of(material, r)["answerable"]) for i, r in plain.items()}
-        folds = fold_thresholds(gates, answerable) if args.gate == "cv" else {}
+        folds = fold_thresholds(gates, answerable, args.max_false) if args.gate == "cv" else {}
         declined = {i: set() for i in plain}
         for i, row in plain.items():
-            empty, other = call_free(row, material)
             threshold = folds.get(fold_of(i)) if args.gate == "cv" else fixed
-            for stage, says in zip(stages, (answer_step.says_no_info(row["answer"] or ""), empty, other,
+            for stage, says in zip(stages, (answer_step.says_no_info(row["answer"] or ""), *call_free(row, material),
                                             threshold is not None and i in gates and declines(gates[i], threshold))):
                 if says and stage:
                     declined[i].add(stage)
@@ -642,10 +658,10 @@ def declines_table(args) -> int:
             out = [i for i in plain if declined[i] & upto]
             lost = [i for i in out if answerable[i]]
             right = sum(bool(known.get((plain[i]["question"], plain[i]["answer"]))) for i in lost)
-            print(f"| {Path(path).stem} | {stage} | {len(out) - len(lost)}/{sum(not a for a in answerable.values())} | "
+            print(f"| {name} | {stage} | {len(out) - len(lost)}/{sum(not a for a in answerable.values())} | "
                   f"{len(lost)}/{sum(answerable.values())} | {right} |")
         if folds:
-            print(f"\n{Path(path).stem}: thresholds by held-out dialogue: "
+            print(f"\n{name}: thresholds by held-out dialogue: "
                   + ", ".join(f"{f}: {'off' if t is None else t}" for f, t in folds.items()) + "\n")
     return 0
 
@@ -665,7 +681,7 @@ def coverage(args) -> int:
     chosen = parse_gate(calibrated(args.gate)[0])[1] if args.gate and calibrated(args.gate)[0] else None
     points = []
     for threshold in sorted({0.0, *p_yes.values(), 1.01} | ({chosen} if chosen is not None else set())):
-        answered = [r for r in plain if not call_free(r, material)[0] and not declines(p_yes[r["id"]], threshold)
+        answered = [r for r in plain if not any(call_free(r, material)) and not declines(p_yes[r["id"]], threshold)
                     and not answer_step.says_no_info(r["answer"] or "")]
         right_answered = sum(bool(known.get((r["question"], r["answer"]))) for r in answered)
         right_declined = sum(not r["answerable"] for r in plain if r not in answered)
@@ -784,6 +800,8 @@ def main(argv=None) -> int:
     d.add_argument("--gate", default="", help="p_yes<@FILE: the threshold the contest's rule picks on FILE's gate "
                    "rows; cv: on each file's own gate rows, the question's dialogue held out")
     d.add_argument("--verdicts", default="", help="verdicts JSONL: how many declined answerable answers were right")
+    d.add_argument("--max-false", type=float, help="the calibration rule's share of answerable prompts the gate may "
+                   "decline [default: the contest's, Settings.gate_max_false]")
     c = sub.add_parser("coverage", help="the coverage-accuracy curve of a reader's answers, the gate swept")
     c.add_argument("answers", help="a `read` file with plain answers and gate rows (bench/results/reading/)")
     c.add_argument("--verdicts", required=True, help="verdicts JSONL ({question, answer, correct})")

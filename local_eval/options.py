@@ -192,6 +192,9 @@ OPTIONS = (
     Option("decline_unrelated", bool, "decline a Russian answer whose value stands in the material only in lines "
            "about someone other than the one the question asks about (no call) [default: {default}, as in the "
            "contest]", ON_OFF, ANSWER, True, path="memory.decline_unrelated", default=TREE),
+    Option("decline_ungrounded", bool, "decline a Russian answer whose value (numbers aside) stands nowhere in the "
+           "material (no call) [default: {default}, as in the contest]", ON_OFF, ANSWER, True,
+           path="memory.decline_ungrounded", default=TREE),
     Option("decline_speaker", bool, "in a chat between two named people, decline a question about one of them "
            "whose turns match it worse than the other's by more than the calibrated margin (no call; needs a "
            "calibration set with recorded margins: --calibration-dir) [default: {default}, as in the contest]",

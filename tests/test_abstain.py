@@ -179,9 +179,25 @@ def test_the_material_is_the_prompts_lines_under_their_topics_up_to_the_question
     ("Вашей маме 60 лет.", "Сколько лет моей маме?", False),  # in an excerpt that names her
     ("Вашу жену зовут Ольга.", "Как зовут мою жену?", False),  # stands nowhere: not judged here
     ("Вы ездили на рыбалку с Сергеем.", "С кем я ездил на рыбалку?", False),  # about the user
+    # «пользователя» echoes the facts' word for the user: it names nobody, so every line holding it
+    # does not make the friend's name the wife's
+    ("Жену пользователя зовут Сергей.", "Как зовут мою жену?", True),
 ])
 def test_an_answer_given_from_someone_elses_line_is_unrelated(draft, question, unrelated):
     assert answer.unrelated(draft, question, answer.material(MATERIAL, question)) is unrelated
+
+
+@pytest.mark.parametrize("draft, question, ungrounded", [
+    ("Вашу жену зовут Ольга.", "Как зовут мою жену?", True),  # stands nowhere
+    ("Вашу жену зовут Людмилой.", "Как зовут мою жену?", False),  # another form of a word that stands
+    ("Вашу жену зовут Сергей.", "Как зовут мою жену?", False),  # stands, about someone else: `unrelated`'s
+    ("Вашему брату 45 лет.", "Сколько лет моему брату?", False),  # a number may be worked out
+    ("У вас двое друзей.", "Сколько у меня друзей?", False),
+    ("Вашу жену зовут Людмила Ивановна.", "Как зовут мою жену?", False),  # one word that stands is enough
+    ("Your wife is Olga.", "What is my wife's name?", False),  # Russian only
+])
+def test_an_answer_whose_value_stands_nowhere_in_the_material_is_ungrounded(draft, question, ungrounded):
+    assert answer.ungrounded(draft, question, answer.material(MATERIAL, question)) is ungrounded
 
 
 def test_an_unrelated_draft_is_declined_unless_turned_off():
@@ -194,6 +210,18 @@ def test_an_unrelated_draft_is_declined_unless_turned_off():
         model.write_to_memory(said, "d")
         assert model.answer_to_question("d", "Как зовут мою жену?") == expected
         assert model.memory_stats("d")["declined"] == ("unrelated" if expected == NO_INFO else None)
+
+
+def test_an_ungrounded_draft_is_declined_unless_turned_off():
+    def reply(chat):
+        return "Вашу собаку зовут Сережа." if "Вопрос пользователя" in chat[-1]["content"] else '{"facts": []}'
+    from models import Message
+    said = [Message("user", "Мы с женой завели собаку, гуляем с ней по утрам.", 1), Message("assistant", "Здорово!", 1)]
+    for settings, expected in ((Settings(), NO_INFO), (Settings(decline_ungrounded=False), "Вашу собаку зовут Сережа.")):
+        model, _ = make_model([reply] * 20, memory=settings)
+        model.write_to_memory(said, "d")
+        assert model.answer_to_question("d", "Как зовут нашу собаку?") == expected
+        assert model.memory_stats("d")["declined"] == ("ungrounded" if expected == NO_INFO else None)
 
 
 def test_the_readers_own_decline_is_not_judged_as_an_answer_with_or_without_its_period():

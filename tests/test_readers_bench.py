@@ -243,7 +243,9 @@ def test_declines_counts_each_stage_and_the_cross_validated_gate_fits_without_th
              ("cal-2-03", "Как зовут сына?", "У меня нет такой информации.", 0.2),  # the reader's own
              ("cal-2-04", "Где живёт брат?", "В Твери.", 0.5)]
     answerable = {"cal-1-01", "cal-1-02", "cal-2-01", "cal-2-02"}
-    prompts = [{**prompt(i, q, "fact_equal_session"), "answerable": i in answerable} for i, q, _, _ in asked]
+    facts = "Факты:\n- работа: сварщик\n- город: Омск\n- жена: Людмила\n- машина: Шкода\n- кот: Барсик\n\n"
+    prompts = [{"id": i, "question": q, "answerable": i in answerable, "question_type": "fact_equal_session",
+                "messages": [{"role": "user", "content": f"{facts}Вопрос: {q}\nОтветь."}]} for i, q, _, _ in asked]
     rows = [reading_row(i, q, "fact_equal_session" if i in answerable else "no_info", way, **found)
             for i, q, a, p in asked for way, found in (("plain", {"answer": a}), ("gate", {"p_yes": p}))]
     for name, found in (("p.jsonl", prompts), ("a.jsonl", rows)):
@@ -254,9 +256,10 @@ def test_declines_counts_each_stage_and_the_cross_validated_gate_fits_without_th
     assert readers.main(["declines", str(tmp_path / "a.jsonl"), "--prompts", str(tmp_path / "p.jsonl"),
                          "--gate", "cv", "--verdicts", str(verdicts)]) == 0
     out = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
-    # dialogue 1 is read with the threshold dialogue 2 gives (its lowest answerable, 0.6) and back (0.7):
-    # the cat (0.3) and the brother (0.5) declined, and the wife (0.6 < 0.7), a right answer, lost
+    # Тверь stands in no line: the brother's answer is ungrounded. Dialogue 1 is read with the threshold
+    # dialogue 2 gives (its lowest answerable, 0.6) and back (0.7): the cat (0.3) declined, and the
+    # wife (0.6 < 0.7), a right answer, lost
     assert out[2:] == ["| a | the reader's own | 1/4 | 0/4 | 0 |", "| a | + empty | 2/4 | 0/4 | 0 |",
-                       "| a | + unrelated | 2/4 | 0/4 | 0 |",
+                       "| a | + unrelated | 2/4 | 0/4 | 0 |", "| a | + ungrounded | 3/4 | 0/4 | 0 |",
                        "| a | + gate p_yes, each dialogue held out | 4/4 | 1/4 | 1 |",
                        "a: thresholds by held-out dialogue: 1: 0.6, 2: 0.7"]

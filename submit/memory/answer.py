@@ -131,6 +131,9 @@ _MARKER = re.compile(r"\[(?:сессия|session)[^\]]*\]", re.IGNORECASE)
 # Words that address or point and name nothing: an answer made of them and the question's words
 # says nothing (the stop lists lack the possessives). The stop lists' numerals do name something.
 _POINTERS = frozenset("ваш твой наш мой свой его её их your yours my mine our".split())
+# The word the facts name the user by («Пользователь работает сварщиком.»): an answer that echoes
+# it («Собака пользователя зовут Сережа.») points at the user as «ваш» does, and names nobody.
+_THE_USER = frozenset(("пользователь", "user"))
 _NUMERALS = frozenset("один два три".split())
 # A question with none of these asks yes or no, and an answer that repeats it says yes.
 _WH = frozenset("кто что какой чей где куда откуда когда сколько как почему зачем отчего "
@@ -146,7 +149,8 @@ def _lemmas(text: str) -> set:
 def _named(text: str) -> set:
     text = _MARKER.sub(" ", text)
     quoted = {lemma for span in _QUOTED.findall(text) for lemma in _lemmas(span)}
-    return quoted | {w for w in _lemmas(text) if w in _NUMERALS or not (w in STOP_RU or w in STOP_EN or w in _POINTERS)}
+    return quoted | {w for w in _lemmas(text)
+                     if w in _NUMERALS or not (w in STOP_RU or w in STOP_EN or w in _POINTERS or w in _THE_USER)}
 
 
 def says_no_info(answer: str) -> bool:
@@ -229,3 +233,25 @@ def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
         return False
     holding = [(topic, found) for topic, found in ((topic, _lemmas(line)) for topic, line in lines) if found & named]
     return bool(holding) and not any((found | _lemmas(topic)) & about for topic, found in holding)
+
+
+def _counted(lemma: str) -> bool:
+    """A number, in digits or words: a count or an age the reader may have worked out («двое»
+    from two names, «35 лет» from a year of birth), so not held against the material."""
+    return any(ch.isdigit() for ch in lemma) or lemma in _NUMERALS or "NUMR" in morph().parse(lemma)[0].tag
+
+
+def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+    """The answer's value stands nowhere in the material: it names something the question does not,
+    numbers aside (`_counted`), and not one of those words stands in a material line or topic, by
+    lemma or first five letters. «Собаку зовут Сережа.» where no line has «Сережа». The other half of
+    `unrelated`, which leaves a value standing nowhere alone. Russian only: an English reader's
+    answer is more often put in its own words («likely», a worked-out date)."""
+    if detect_lang(question) != "ru":
+        return False
+    named = {w for w in _named(answer) - _named(question) if not _counted(w)}
+    if not named:
+        return False
+    seen = {w for topic, line in lines for w in _lemmas(f"{topic} {line}")}
+    stems = {w[:5] for w in seen if len(w) >= 5}
+    return not any(w in seen or (len(w) >= 5 and w[:5] in stems) for w in named)

@@ -80,6 +80,11 @@ class Settings:
     # (answer.unrelated: no call; Russian only). On the recorded Russian answers with their prompts
     # it declined no right answer (bench/results/reading.md, `bench/readers.py unrelated`).
     decline_unrelated: bool = True
+    # An answer whose value stands nowhere in the material («Как зовут нашу собаку?» → «Сережа»,
+    # no line naming a Сережа) is declined (answer.ungrounded: no call; Russian only; numbers
+    # aside, a count or an age may be worked out). Measured in bench/results/reading.md
+    # (`bench/readers.py declines`): on the recorded Russian answers it declined no right answer.
+    decline_ungrounded: bool = True
     # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
     # answerable calibration prompts, and the gate is on only where, with this share of questions
     # without an answer (one of the contest's four types), it wins more declines than it loses answers.
@@ -130,7 +135,7 @@ class Answer:
     facts: tuple = ()  # the FactLines the answer prompt held (each knows its turns)
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
     # what declined the question, if anything did: "abstain" (the check), "gate" (the decline gate),
-    # "empty", "unrelated" (answer.py's call-free rules), "speaker" (gate.speaker_margin, no call)
+    # "empty", "unrelated", "ungrounded" (answer.py's call-free rules), "speaker" (gate.speaker_margin, no call)
     declined_by: Optional[str] = None
     p_yes: Optional[float] = None  # the decline gate's reading, where it asked
     speaker_margin: Optional[float] = None  # gate.speaker_margin, where the question names one of two people
@@ -220,6 +225,9 @@ class DialogueMemory:
             elif self.settings.decline_unrelated and answer_step.unrelated(text, question,
                                                                           answer_step.material(chat, question)):
                 by = "unrelated"
+            elif self.settings.decline_ungrounded and answer_step.ungrounded(text, question,
+                                                                            answer_step.material(chat, question)):
+                by = "ungrounded"
         answered = bool(text) and not by and not answer_step.says_no_info(text)
         if answered and kept:
             text = items.joined(text, kept, lang)
