@@ -368,6 +368,10 @@ def test_several_reads_the_question_form():
     assert items.several("Кто из родственников приезжал ко мне в гости?")
     assert not items.several("Какая у меня фамилия?") and not items.several("Как зовут мою жену?")
     assert not items.several("Which countries have I visited?")  # no morphology for English
+    # forms that show no number: «что» in any case first, an instrumental «каким» with its noun
+    assert items.several("Чего я боюсь?") and items.several("Чем я увлекаюсь?") and items.several("О чём я жалею?")
+    assert items.several("Каким спортом я занимаюсь?")
+    assert not items.several("Какой мой любимый фильм?") and not items.several("Как меня зовут?")
 
 
 def test_parse_items_keeps_the_complete_items_of_a_cut_reply():

@@ -451,13 +451,14 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
               f".venv/bin/python local_eval/run.py --out {out} --embedder hash --cache-dir '' --llm collect:{batch}")
         waiting = [r for r in rows(out) if not r["complete"]]
         assert all(r["incomplete"] == ["pending_reply"] for r in waiting)
-        assert len(waiting) == (10 if layer < 3 else 2)  # the last layer: the two list questions only
+        assert len(waiting) == (10 if layer < 3 else 3)  # the last layer: the three list questions only
         answer_pending(str(batch), ScriptedLLM([batch_reply] * 1000))
     # 17 distinct extraction prompts over 3 dialogues and the decline gate's 64 calibration prompts
     # (the first question's); 3 topic groups to version; 10 answers (the scripted replies carry no
     # P(yes), so the calibration turns the gate off and no gate call follows); the two list asks of
-    # each of the two questions whose form asks for several things (lists by listing)
-    assert pending_counts == [17 + gate.MAX_CALLS, 3, 10, 4]
+    # each of the three questions whose form asks for several things (lists by listing: two plurals
+    # and «Каким спортом я занимаюсь?»)
+    assert pending_counts == [17 + gate.MAX_CALLS, 3, 10, 6]
     done = demo(out, *collect)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (batch / "pending.jsonl").read_text() == ""  # nothing left to answer

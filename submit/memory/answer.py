@@ -232,7 +232,15 @@ def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     if not about or not named:
         return False
     holding = [(topic, found) for topic, found in ((topic, _lemmas(line)) for topic, line in lines) if found & named]
-    return bool(holding) and not any((found | _lemmas(topic)) & about for topic, found in holding)
+    return bool(holding) and not any(_mentions(found | _lemmas(topic), about) for topic, found in holding)
+
+
+def _mentions(words: set, about: set) -> bool:
+    """Whether the lemmas `words` name one of `about`: the same lemma, or for one of five letters or
+    more a word that starts with its first five (a diminutive: «сестрёнка» names «сестра»; a
+    shorter one must match whole, «другой» is no «друг»)."""
+    heads = {a[:5] for a in about if len(a) >= 5}
+    return bool(words & about) or any(w.startswith(h) for w in words for h in heads)
 
 
 def _counted(lemma: str) -> bool:

@@ -100,10 +100,13 @@ _PLURAL_OWNER = frozenset(("мой", "наш"))
 def several(question: str) -> bool:
     """Whether a Russian question's form asks for several things: a plural «какие» or «мои» («В
     каких странах я побывала?», «Как зовут моих друзей?»), or «кто из» («Кто из родственников
-    приезжал?»). «Чего я боюсь?» may be a list too; its form does not say so, and it is left as it
-    is. False for English (no morphology here). Over the 160 Russian dev, probe and calibration
-    questions: 35 of the 64 `info_consolidation` (most of them lists), 4 of the 96 others («Какие у
-    меня проблемы со сном?», «Сколько лет моим племянникам?»), where a list of one item changes nothing."""
+    приезжал?»); or a form that shows no number at all and asks for everything of a kind: «что» in
+    any case as its first word («Чего я боюсь?», «Чем я увлекаюсь?», «Что нравится моей жене?»), or
+    an instrumental «каким» with its noun («Каким спортом я занимаюсь?», the contest sample's own
+    list question, gold «футбол, пинг-понг»). False for English (no morphology here). Over the 194
+    Russian dev, probe, calibration and demo questions: 46 of the 78 `info_consolidation` (most of
+    them lists), 7 of the 116 others («Сколько лет моим племянникам?», «Что я собираюсь написать?»),
+    where a list of one item changes nothing and a list of the earlier values joins them."""
     words = WORD.findall(question.lower())
     parses = [morph().parse(w)[0] for w in words] if has_cyrillic(question) else []
     for i, p in enumerate(parses):
@@ -111,7 +114,14 @@ def several(question: str) -> bool:
             return True
         if p.normal_form == "кто" and i + 1 < len(parses) and parses[i + 1].normal_form == "из":
             return True
-    return False
+    first = next((i for i, p in enumerate(parses) if "PREP" not in p.tag), None)
+    if first is None:
+        return False
+    readings = morph().parse(words[first])
+    if any(r.normal_form == "что" and "NPRO" in r.tag for r in readings):
+        return True
+    return (first + 1 < len(parses) and any(r.normal_form == "какой" and "ablt" in r.tag for r in readings)
+            and any("NOUN" in r.tag and "ablt" in r.tag for r in morph().parse(words[first + 1])))
 
 
 def list_chat(chat: list, lang: str) -> list:
