@@ -61,7 +61,7 @@ def test_contest_path_on_the_fixture_never_falls_back_and_every_fact_line_has_it
     llm = make_llm(f"fixture:{fixture_path},{VERSIONS},{CHECKS}")
     # The fixture's answer is a placeholder, no reply to the question: the call-free declines, which
     # read an answer against the question and the material, would judge it as one.
-    settings = Settings(decline_empty=False, decline_unrelated=False)
+    settings = Settings(decline_empty=False, decline_unrelated=False, decline_ungrounded=False)
     model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", memory=settings), llm=llm)
     said = recorded(fixture_path)
     for record in records:
