@@ -203,28 +203,21 @@ def test_an_answer_whose_value_stands_nowhere_in_the_material_is_ungrounded(draf
     assert answer.ungrounded(draft, question, answer.material(MATERIAL, question)) is ungrounded
 
 
-def test_an_unrelated_draft_is_declined_unless_turned_off():
+@pytest.mark.parametrize("rule, said, question, draft", [
+    ("unrelated", "С другом Сергеем ездили на рыбалку.", "Как зовут мою жену?", "Вашу жену зовут Сергей."),
+    ("ungrounded", "Мы с женой завели собаку, гуляем с ней по утрам.", "Как зовут нашу собаку?",
+     "Вашу собаку зовут Сережа."),  # no Сережа anywhere
+])
+def test_a_call_free_rule_declines_its_draft_unless_turned_off(rule, said, question, draft):
     def reply(chat):
-        return "Вашу жену зовут Сергей." if "Вопрос пользователя" in chat[-1]["content"] else '{"facts": []}'
+        return draft if "Вопрос пользователя" in chat[-1]["content"] else '{"facts": []}'
     from models import Message
-    said = [Message("user", "С другом Сергеем ездили на рыбалку.", 1), Message("assistant", "Здорово!", 1)]
-    for settings, expected in ((Settings(), NO_INFO), (Settings(decline_unrelated=False), "Вашу жену зовут Сергей.")):
+    turns = [Message("user", said, 1), Message("assistant", "Здорово!", 1)]
+    for settings, expected in ((Settings(), NO_INFO), (Settings(**{f"decline_{rule}": False}), draft)):
         model, _ = make_model([reply] * 20, memory=settings)
-        model.write_to_memory(said, "d")
-        assert model.answer_to_question("d", "Как зовут мою жену?") == expected
-        assert model.memory_stats("d")["declined"] == ("unrelated" if expected == NO_INFO else None)
-
-
-def test_an_ungrounded_draft_is_declined_unless_turned_off():
-    def reply(chat):
-        return "Вашу собаку зовут Сережа." if "Вопрос пользователя" in chat[-1]["content"] else '{"facts": []}'
-    from models import Message
-    said = [Message("user", "Мы с женой завели собаку, гуляем с ней по утрам.", 1), Message("assistant", "Здорово!", 1)]
-    for settings, expected in ((Settings(), NO_INFO), (Settings(decline_ungrounded=False), "Вашу собаку зовут Сережа.")):
-        model, _ = make_model([reply] * 20, memory=settings)
-        model.write_to_memory(said, "d")
-        assert model.answer_to_question("d", "Как зовут нашу собаку?") == expected
-        assert model.memory_stats("d")["declined"] == ("ungrounded" if expected == NO_INFO else None)
+        model.write_to_memory(turns, "d")
+        assert model.answer_to_question("d", question) == expected
+        assert model.memory_stats("d")["declined"] == (rule if expected == NO_INFO else None)
 
 
 def test_the_readers_own_decline_is_not_judged_as_an_answer_with_or_without_its_period():
