@@ -28,7 +28,7 @@ from local_eval import harness, jsonl, specs
 from local_eval.tasks import gigamemory
 from submit import SubmitModelWithMemory
 from submit.config import Config, replaced
-from submit.memory import facts, versions
+from submit.memory import facts, items, versions
 from submit.memory.llm_backends import VLLMBackend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +36,7 @@ WORK = ROOT / "runs" / "vllm_rehearsal"  # `work`
 
 DATA = ROOT.parent / "shared" / "data" / "gigamemory" / "format_example.jsonl"  # ../shared, as elsewhere
 PURPOSES = {json.dumps(facts.FACTS_SCHEMA): "extract", json.dumps(versions.SCHEMA): "versions",
-            json.dumps(versions.CHECK_SCHEMA): "versions_check"}
+            json.dumps(versions.CHECK_SCHEMA): "versions_check", json.dumps(items.LIST_SCHEMA): "lists"}
 
 
 def bounded_schemas() -> None:
