@@ -218,15 +218,14 @@ class DialogueMemory:
         chat = prompt(shown=kept or lines)
         text = None if by else self._draft(chat, question, lang)
         if text and not answer_step.says_no_info(text):
+            material = answer_step.material(chat, question)
             if self.settings.abstain == "after" and self._declines(prompt, lang, "after", text):
                 by = "abstain"
             elif self.settings.decline_empty and answer_step.adds_nothing(text, question):
                 by = "empty"
-            elif self.settings.decline_unrelated and answer_step.unrelated(text, question,
-                                                                          answer_step.material(chat, question)):
+            elif self.settings.decline_unrelated and answer_step.unrelated(text, question, material):
                 by = "unrelated"
-            elif self.settings.decline_ungrounded and answer_step.ungrounded(text, question,
-                                                                            answer_step.material(chat, question)):
+            elif self.settings.decline_ungrounded and answer_step.ungrounded(text, question, material):
                 by = "ungrounded"
         answered = bool(text) and not by and not answer_step.says_no_info(text)
         if answered and kept:
