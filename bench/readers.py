@@ -238,6 +238,14 @@ def parse_gate(gate: str) -> tuple[str, float]:
     return signal, float(threshold)
 
 
+def the_rule(lang: str, scores: list, max_false: Optional[float] = None):
+    """`gate.calibrate` on (id, answerable, score) rows with the contest's settings, or another share
+    of answerable prompts it may decline (`max_false`)."""
+    from submit.memory.dialogue import Settings
+    return contest_gate.calibrate(lang, scores, Settings.gate_max_false if max_false is None else max_false,
+                                  Settings.gate_no_answer_share)
+
+
 def calibrated(gate: str, max_false: Optional[float] = None) -> tuple[str, str]:
     """`p_yes<@FILE` -> (`p_yes<T`, a note): T as the contest class chooses it (`gate.calibrate`, its
     default rule, or with another share of answerable prompts it may decline, `max_false`) from
@@ -247,11 +255,8 @@ def calibrated(gate: str, max_false: Optional[float] = None) -> tuple[str, str]:
     if not where.startswith("@"):
         return gate, ""
     rows = [r for r in rows_of([where[1:]]) if r.get("way", "gate") == "gate" and r.get(signal) is not None]
-    from submit.memory.dialogue import Settings
     lang = answer_step.detect_lang(rows[0]["question"]) if rows else "ru"
-    found = contest_gate.calibrate(lang, [(r["id"], bool(r["answerable"]), r[signal]) for r in rows],
-                                   Settings.gate_max_false if max_false is None else max_false,
-                                   Settings.gate_no_answer_share)
+    found = the_rule(lang, [(r["id"], bool(r["answerable"]), r[signal]) for r in rows], max_false)
     note = (f"gate calibrated on {where[1:]} by the contest's rule ({len(rows)} prompts, AUC {found.auc}): "
             f"{found.why}")
     return (f"{signal}<{found.threshold}" if found.on else ""), note
@@ -606,12 +611,10 @@ def fold_thresholds(gates: dict, answerable: dict, max_false: Optional[float] = 
     """fold -> the threshold the contest's rule (`gate.calibrate`) picks on the other folds' gate
     rows (None where it leaves the gate off): each fold's questions read by a threshold fitted
     without them."""
-    from submit.memory.dialogue import Settings
     out = {}
     for fold in sorted({fold_of(i) for i in gates}):
         rest = [(i, answerable[i], p) for i, p in gates.items() if fold_of(i) != fold and i in answerable]
-        found = contest_gate.calibrate("ru", rest, Settings.gate_max_false if max_false is None else max_false,
-                                       Settings.gate_no_answer_share)
+        found = the_rule("ru", rest, max_false)
         out[fold] = found.threshold if found.on else None
     return out
 

@@ -236,7 +236,7 @@ def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
 
 
 def _mentions(words: set, about: set) -> bool:
-    """Whether the lemmas `words` name one of `about`: the same lemma, or for one of five letters or
+    """Whether the lemmas `words` hold one of `about`: the same lemma, or for one of five letters or
     more a word that starts with its first five (a diminutive: «сестрёнка» names «сестра»; a
     shorter one must match whole, «другой» is no «друг»)."""
     heads = {a[:5] for a in about if len(a) >= 5}
@@ -260,6 +260,4 @@ def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool
     named = {w for w in _named(answer) - _named(question) if not _counted(w)}
     if not named:
         return False
-    seen = {w for topic, line in lines for w in _lemmas(f"{topic} {line}")}
-    stems = {w[:5] for w in seen if len(w) >= 5}
-    return not any(w in seen or (len(w) >= 5 and w[:5] in stems) for w in named)
+    return not _mentions({w for topic, line in lines for w in _lemmas(f"{topic} {line}")}, named)
