@@ -196,10 +196,38 @@ def read_list_late(server, row: dict, lang: str) -> dict:
     return read_list(server, row, lang, "list_late")
 
 
+def read_second(server, row: dict, lang: str, first: Optional[str]) -> dict:
+    """The contest's second look (`Settings.second_look`) at the plain answer `first`: where a
+    call-free rule declines it, the reader's answer from the material lines about what the question
+    names (`answer.focus`, `answer.focused_prompt`); `answer` None where no rule declines it or no
+    line is about the question (the contest makes no call then). Whether it holds up
+    (`answer.holds_up`) is read when the tables are, so a changed rule replays."""
+    lines = answer_step.material(row["messages"], row["question"])
+    declined = bool(first) and any(rules_decline(first, row["question"], lines))
+    focused = answer_step.focus(row["question"], lines) if declined else []
+    if not focused:
+        return {"answer": None, "lines": 0}
+    reply = ask(server, chat_body(answer_step.focused_prompt(row["messages"], row["question"], focused),
+                                  answer_step.SECOND_LOOK_MAX_TOKENS))
+    raw = reply["choices"][0]["message"]["content"] or ""
+    return {"answer": answer_step.clean_answer(raw), "lines": len(focused), "raw": raw, "usage": reply.get("usage", {})}
+
+
+def rules_decline(text: str, question: str, lines: list) -> tuple[bool, bool, bool]:
+    """Whether each of the contest's call-free declines takes the answer `text` (the empty-answer,
+    unrelated-value and ungrounded-value rules, read against the prompt's material `lines`)."""
+    if not text or answer_step.says_no_info(text):
+        return False, False, False
+    return (answer_step.adds_nothing(text, question), answer_step.unrelated(text, question, lines),
+            answer_step.ungrounded(text, question, lines))
+
+
 LISTS = ("list", "list_late")  # the contest's list call asks both, in one batch; a question's items are their union
 WAYS = {"plain": read_plain, "evidence": read_evidence, "ask_all": read_ask_all, "list": read_list,
         "list_late": read_list_late}
-NOT_ANSWERS = ("gate",) + LISTS  # ways whose rows read a prompt but answer nothing themselves
+# ways whose rows read a prompt but answer nothing themselves (a second look's answer stands in for
+# its plain answer's where that one is declined: `second_looked`)
+NOT_ANSWERS = ("gate", "second") + LISTS
 
 
 def read(args) -> int:
@@ -208,14 +236,21 @@ def read(args) -> int:
     rows = rows_of(args.prompts, lambda r: "messages" in r)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = {(r["id"], r["way"]) for r in rows_of([out], lambda r: "way" in r)}
+    recorded = rows_of([out], lambda r: "way" in r)
+    done = {(r["id"], r["way"]) for r in recorded}
+    firsts = {r["id"]: r["answer"] for r in recorded if r["way"] == "plain"}  # the second look's first answers
     server = LlamaBackend(args.model).engine.server
     todo = [(row, way) for row in rows for way in args.way + ([] if args.no_gate else ["gate"])
             if (row["id"], way) not in done and (way not in LISTS or list_step.several(row["question"]))]
     for row, way in tqdm(todo, desc="reading", unit="call"):
         lang = answer_step.detect_lang(row["question"])
         start = time.perf_counter()
-        found = (read_gate if way == "gate" else WAYS[way])(server, row, lang)
+        if way == "second" and row["id"] not in firsts:
+            raise SystemExit(f"--way second reads the plain answer: ask --way plain before it ({row['id']})")
+        found = (read_gate(server, row, lang) if way == "gate" else read_second(server, row, lang, firsts[row["id"]])
+                 if way == "second" else WAYS[way](server, row, lang))
+        if way == "plain":
+            firsts[row["id"]] = found["answer"]
         jsonl.append_rows(out, [{"id": row["id"], "set": row.get("set"), "way": way, "question": row["question"],
                                  "gold": row.get("gold", ""), "question_type": row["question_type"],
                                  "answerable": row.get("answerable"), "model": args.model, **found,
@@ -243,7 +278,7 @@ def the_rule(lang: str, scores: list, max_false: Optional[float] = None):
     of answerable prompts it may decline (`max_false`)."""
     from submit.memory.dialogue import Settings
     return contest_gate.calibrate(lang, scores, Settings.gate_max_false if max_false is None else max_false,
-                                  Settings.gate_no_answer_share)
+                                  Settings.gate_no_answer_share, Settings.gate_min_auc)
 
 
 def calibrated(gate: str, max_false: Optional[float] = None) -> tuple[str, str]:
@@ -295,7 +330,8 @@ def with_listed(answer: str, question: str, listed: Optional[list]) -> str:
 
 
 def variants(row: dict, declined: dict, gate: str, empty: bool = False,
-             prompts: Optional[dict] = None, listings: Optional[dict] = None) -> list[tuple[str, str, str]]:
+             prompts: Optional[dict] = None, listings: Optional[dict] = None,
+             seconds: Optional[dict] = None) -> list[tuple[str, str, str]]:
     """(way, the way it adds a decline to, answer) for each answer a row stands for: the reader's
     own, then with the abstention check it asked ("check before", "check after": its no declines),
     or with the gate (`--gate`: the gate row's signal below the threshold declines); with `empty`,
@@ -303,19 +339,21 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     with `prompts` (`load_material`: the bench/prompts.py rows the answers were read from) too, with
     the unrelated-value decline (`answer.unrelated`) after it, then the ungrounded-value decline
     (`answer.ungrounded`), as the contest path has them; with
+    `seconds` (`second_looked`), with the second look at the answers the three rules decline ("+
+    second look"); with
     `listings` ((file, set, id) -> the items of the list ways' rows), each of those with the listed
     items joined too ("+ list",
     `with_listed`), for every question (one the list way did not read keeps its answer)."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
     out = [(way, way, row["answer"])]
-    out += _more(row, way, declined, gate, empty, prompts)
+    out += _more(row, way, declined, gate, empty, prompts, seconds or {})
     if listings:
         listed = listings.get((row["file"], row.get("set"), row["id"]))
         out += [(f"{name} + list", base, with_listed(text, row["question"], listed)) for name, base, text in out]
     return out
 
 
-def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: Optional[dict]) -> list:
+def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: Optional[dict], seconds: dict) -> list:
     """`variants`' declines: each (way, base way, answer) beyond the reader's own."""
     out = []
     for mode in CHECKS:
@@ -338,6 +376,13 @@ def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: 
                             final(row, said_nothing or other or declined[key])))
                 out.append((f"{way} + empty + unrelated + ungrounded + gate {gate}", way,
                             final(row, said_nothing or other or nowhere or declined[key])))
+            if key in seconds and way == "plain":  # the second look was read of the plain answer
+                ruled = said_nothing or other or nowhere
+                again = (seconds[key] or no_info(row)) if ruled else row["answer"]
+                out.append((f"{way} + empty + unrelated + ungrounded + second look", way, again))
+                if key in declined:
+                    out.append((f"{way} + empty + unrelated + ungrounded + second look + gate {gate}", way,
+                                no_info(row) if declined[key] else again))
     return out
 
 
@@ -400,27 +445,44 @@ def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ())
         if r.get("way") in LISTS:
             by_question[(r["file"], r.get("set"), r["id"])].append(r)
     listings = {key: kept(found, material) for key, found in by_question.items()}
+    seconds = second_looked(rows, material)
     return [(row, *v) for row in rows if row.get("way") not in NOT_ANSWERS
-            for v in variants(row, declined, gate, empty, material, listings)]
+            for v in variants(row, declined, gate, empty, material, listings, seconds)]
 
 
 def verdicts(paths: str) -> dict:
-    """(question, answer) -> the judge's verdict, from `{"question", "answer", "correct"}` lines of
-    one file or several, comma-separated, a later file's verdict replacing an earlier's (a second
-    judge's reading of some items: `verdicts.jsonl,verdicts_strict.jsonl`)."""
+    """(question, answer) -> the judge's verdict, and (question, gold, answer) where the line names
+    its gold, from `{"question", "answer", "correct"}` lines of one file or several, comma-separated,
+    a later file's verdict replacing an earlier's (a second judge's reading of some items:
+    `verdicts.jsonl,verdicts_strict.jsonl`). Read them with `verdict_of`."""
     found = {}
     for path in filter(None, paths.split(",")):
         for r in jsonl.read_rows(Path(path), lambda row: {"question", "answer", "correct"} <= set(row))[0]:
             found[(r["question"], r["answer"])] = r["correct"]
+            if "gold" in r:
+                found[(r["question"], r["gold"], r["answer"])] = r["correct"]
     return found
 
 
+def verdict_of(known: dict, row: dict, text: str):
+    """The verdict on `text` as an answer to `row`'s question: the one given with the row's gold where
+    there is one (a question two dialogues ask, answerable in one: «Как зовут мою маму?»), else the
+    question's; None where neither."""
+    return known.get((row["question"], row.get("gold"), text), known.get((row["question"], text)))
+
+
 def judge(args) -> int:
-    """The items no verdict covers yet, one per (question, answer), for a judge to read."""
+    """The items no verdict covers yet, one per (question, gold, answer), for a judge to read; a
+    question asked with several golds is read again with each gold where its verdict names none."""
     known, items, seen = verdicts(args.verdicts), [], set()
-    for row, _, _, text in answered(args.answers, calibrated(args.gate)[0], args.empty, args.prompts or ()):
-        key = (row["question"], text)
-        if key not in known and key not in seen:
+    found = answered(args.answers, calibrated(args.gate)[0], args.empty, args.prompts or ())
+    golds = defaultdict(set)
+    for row, _, _, _ in found:
+        golds[row["question"]].add(row.get("gold"))
+    for row, _, _, text in found:
+        key = (row["question"], row.get("gold"), text)
+        given = known.get(key) if len(golds[row["question"]]) > 1 else verdict_of(known, row, text)
+        if given is None and key not in seen:
             seen.add(key)
             items.append({"id": f"j{len(items) + 1:04d}", "question": key[0], "gold": row["gold"], "answer": text})
     jsonl.write_rows(Path(args.pending), items)
@@ -434,7 +496,7 @@ def table(args) -> int:
     bases, missing = {}, 0
     gate, note = calibrated(args.gate)
     for row, way, base, text in answered(args.answers, gate, args.empty, args.prompts or ()):
-        verdict = known.get((row["question"], text))
+        verdict = verdict_of(known, row, text)
         missing += verdict is None
         name = (row["file"], row.get("set") or "–", way)
         bases[name] = (row["file"], row.get("set") or "–", base)
@@ -572,7 +634,7 @@ def unrelated(args) -> int:
             counts[kind] += 1
             if answer_step.unrelated(text, question, answer_step.material(prompt["messages"], question)):
                 counts[kind + " declined"] += 1
-                right = row.get("correct", known.get((question, text)))
+                right = row.get("correct", verdict_of(known, row, text))
                 counts["right declined"] += kind == "answerable" and bool(right)
                 print(f"  {kind}: {question} | {text}")
         if counts:
@@ -591,13 +653,25 @@ def call_free(row: dict, material: Optional[dict]) -> tuple[bool, bool, bool]:
     information": (the empty-answer decline; the unrelated-value and the ungrounded-value
     declines, read against the answer's prompt where `material` has it)."""
     text, question, prompt = row["answer"] or "", row["question"], prompt_of(material, row)
-    if not text or answer_step.says_no_info(text):
-        return False, False, False
-    empty = answer_step.adds_nothing(text, question)
     if prompt is None:
-        return empty, False, False
-    lines = answer_step.material(prompt["messages"], question)
-    return empty, answer_step.unrelated(text, question, lines), answer_step.ungrounded(text, question, lines)
+        return rules_decline(text, question, [])[0], False, False
+    return rules_decline(text, question, answer_step.material(prompt["messages"], question))
+
+
+def second_looked(rows: list, material: Optional[dict]) -> dict:
+    """(file, set, id) -> what the contest's second look makes of a declined plain answer, for each
+    `second` row read from a prompt `material` has: its answer where it holds up on the focused
+    lines (`answer.holds_up`), else None (the question stays declined)."""
+    out = {}
+    for r in rows:
+        prompt = prompt_of(material, r) if r.get("way") == "second" else None
+        if prompt is None:
+            continue
+        focused = answer_step.focus(r["question"], answer_step.material(prompt["messages"], r["question"]))
+        text = r["answer"]
+        held = bool(text) and answer_step.holds_up(text, r["question"], focused)
+        out[(r["file"], r.get("set"), r["id"])] = text if held else None
+    return out
 
 
 def fold_of(row_id: str) -> str:
@@ -640,11 +714,14 @@ def declines_table(args) -> int:
     chosen = calibrated(args.gate, args.max_false)[0] if args.gate not in ("", "cv") else ""
     fixed = parse_gate(chosen)[1] if chosen else None
     named = {"": "", "cv": "p_yes, each dialogue held out"}.get(args.gate, chosen or f"{args.gate} (off)")
-    stages = ("the reader's own", "+ empty", "+ unrelated", "+ ungrounded", f"+ gate {named}" if args.gate else "")
+    looks = "+ second look"
+    stages = ("the reader's own", "+ empty", "+ unrelated", "+ ungrounded", looks,
+              f"+ gate {named}" if args.gate else "")
     print("| answers | declines (each with those above) | no answer declined | answerable declined | "
           "of them judged right |\n|---|---|---|---|---|")
     for path in paths:
         rows, name = rows_of([path]), run_name(path)
+        seconds = {key[2]: again for key, again in second_looked(rows, material).items()}
         gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate" and r.get("p_yes") is not None}
         plain = {r["id"]: r for r in rows if (r.get("way") or "plain") == "plain" and prompt_of(material, r)}
         answerable = {i: bool(prompt_of(material, r)["answerable"]) for i, r in plain.items()}
@@ -653,14 +730,18 @@ def declines_table(args) -> int:
         for i, row in plain.items():
             threshold = folds.get(fold_of(i)) if args.gate == "cv" else fixed
             for stage, says in zip(stages, (answer_step.says_no_info(row["answer"] or ""), *call_free(row, material),
+                                            seconds.get(i) is not None,
                                             threshold is not None and i in gates and declines(gates[i], threshold))):
                 if says and stage:
                     declined[i].add(stage)
-        for k, stage in enumerate(s for s in stages if s):
-            upto = set(stages[:k + 1])
-            out = [i for i in plain if declined[i] & upto]
+        shown = [s for s in stages if s and (s != looks or seconds)]  # the second look where it was read
+        for stage in shown:
+            upto = set(stages[:stages.index(stage) + 1])
+            # a second look's answer that holds up takes back its rule's decline (`second_looked`)
+            out = [i for i in plain if declined[i] & upto - {looks}
+                   and not (looks in declined[i] & upto and not declined[i] & upto & {stages[0], stages[-1]})]
             lost = [i for i in out if answerable[i]]
-            right = sum(bool(known.get((plain[i]["question"], plain[i]["answer"]))) for i in lost)
+            right = sum(bool(verdict_of(known, plain[i], plain[i]["answer"])) for i in lost)
             print(f"| {name} | {stage} | {len(out) - len(lost)}/{sum(not a for a in answerable.values())} | "
                   f"{len(lost)}/{sum(answerable.values())} | {right} |")
         if folds:
@@ -686,7 +767,7 @@ def coverage(args) -> int:
     for threshold in sorted({0.0, *p_yes.values(), 1.01} | ({chosen} if chosen is not None else set())):
         answered = [r for r in plain if not any(call_free(r, material)) and not declines(p_yes[r["id"]], threshold)
                     and not answer_step.says_no_info(r["answer"] or "")]
-        right_answered = sum(bool(known.get((r["question"], r["answer"]))) for r in answered)
+        right_answered = sum(bool(verdict_of(known, r, r["answer"])) for r in answered)
         right_declined = sum(not r["answerable"] for r in plain if r not in answered)
         points.append((threshold, len(answered) / len(plain), right_answered / len(answered) if answered else None,
                        right_answered + right_declined))
@@ -757,8 +838,9 @@ def main(argv=None) -> int:
     a.add_argument("--no-checks", action="store_true", help="the answer alone, no abstention check")
     r = sub.add_parser("read", help="ask the local model every prompt in every way, and the gate question")
     r.add_argument("--prompts", action="append", required=True)
-    r.add_argument("--way", action="append", choices=tuple(WAYS), default=[],
-                   help="ways to answer (none: only the gate question)")
+    r.add_argument("--way", action="append", choices=(*WAYS, "second"), default=[],
+                   help="ways to answer (none: only the gate question); `second`: the contest's second look at "
+                        "a plain answer a call-free rule declines (after --way plain, or on a file that has it)")
     r.add_argument("--model", default="qwen2.5-coder-1.5b", help="a llama: model (name or GGUF path)")
     r.add_argument("--out", required=True)
     r.add_argument("--no-gate", action="store_true", help="do not ask the yes/no question")

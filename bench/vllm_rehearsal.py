@@ -28,7 +28,7 @@ from local_eval import harness, jsonl, specs
 from local_eval.tasks import gigamemory
 from submit import SubmitModelWithMemory
 from submit.config import Config, replaced
-from submit.memory import facts, items, versions
+from submit.memory import answer, facts, items, versions
 from submit.memory.llm_backends import VLLMBackend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +57,8 @@ def purpose_of(params) -> str:
     guided = params.guided_decoding
     if guided is None and params.logprobs:  # the decline gate's one token, its calibration's too
         return "yes/no P(yes)"
+    if guided is None and params.max_tokens == answer.SECOND_LOOK_MAX_TOKENS:
+        return "second look"
     if guided is None:
         return "answer"
     return PURPOSES.get(json.dumps(guided.json), "other schema")

@@ -203,7 +203,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         if path is None:
             return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where}")
         return gate.speaker_calibration(lang, gate.load_set(path), self.embedder.identity,
-                                        settings.gate_max_false, settings.gate_no_answer_share)
+                                        settings.gate_max_false, settings.gate_no_answer_share, settings.gate_min_auc)
 
     def _calibration(self, lang: str) -> gate.Calibration:
         settings = self.config.memory
@@ -219,7 +219,8 @@ class SubmitModelWithMemory(ModelWithMemory):
         found, _ = gate.read(self._llm, [item["messages"] for item in items], [item["question"] for item in items],
                              lang, settings.gate, CALIBRATE)
         scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
-        return gate.calibrate(lang, scores, settings.gate_max_false, settings.gate_no_answer_share)
+        return gate.calibrate(lang, scores, settings.gate_max_false, settings.gate_no_answer_share,
+                              settings.gate_min_auc)
 
     def _abandoned(self, key: str, use_llm: bool) -> Outcome:
         log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.budget.answer_ceiling_s)
@@ -381,6 +382,7 @@ class SubmitModelWithMemory(ModelWithMemory):
                     "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget,
                     "gate": self._gate_stats(key), "items": self._items_stats(key),
                     "declined": trace.declined_by if (trace := self.traces.get(key)) else None,
+                    "second_look": trace.second_look if trace else None,
                     "listed": list(trace.listed) if trace and trace.listed else None}
         except RuntimeError:  # an abandoned worker changed the ledger while it was read
             log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])

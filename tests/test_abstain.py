@@ -233,3 +233,106 @@ def test_a_turns_later_lines_belong_to_its_line_in_the_material():
         ("Выдержки из диалогов", "Пользователь: у меня есть мама. Её зовут Наира. Шаг 1: позвонить"),
         ("Выдержки из диалогов", "Ассистент: Понял.")]
     assert not answer.unrelated("Вашу маму зовут Наира.", "Как зовут мою маму?", answer.material(chat, "Как зовут мою маму?"))
+
+
+@pytest.mark.parametrize("question, lines", [
+    # every noun outside the asked phrase: the wife's lines, the excerpt that names her too
+    ("Как зовут мою жену?", [("жена", "Жену пользователя зовут Людмила.")]),
+    ("Сколько лет моей маме?", [("Выдержки из диалогов", "Пользователь: моей маме в мае исполнилось 60")]),
+    # «сестрёнка» is the sister (`_mentions`' five letters)
+    ("Сколько лет моей сестре?", [("Выдержки из диалогов", "Пользователь: сестрёнке в июне будет 12")]),
+    # both nouns or none: no line is about the friend's dog
+    ("Как зовут собаку моего друга?", []),
+    # only the asked phrase's noun: a line that names it
+    ("Какой у меня друг?", [("друзья", "Друга пользователя зовут Сергей."), ("друзья", "Пользователю 33 года."),
+                            ("Выдержки из диалогов", "Пользователь: с другом Сергеем ездили на рыбалку")]),
+    ("What is my wife's name?", []),  # Russian only
+])
+def test_the_second_look_reads_the_lines_about_what_the_question_names(question, lines):
+    assert answer.focus(question, answer.material(MATERIAL, question)) == lines
+
+
+def test_the_second_look_shows_at_most_its_limit_of_lines():
+    lines = [("жена", f"Жена пользователя любит цвет номер {k}.") for k in range(40)]
+    assert answer.focus("Как зовут мою жену?", lines) == lines[:answer.FOCUS_MAX_LINES]
+
+
+def test_the_focused_prompt_keeps_the_system_message_and_the_question_and_shows_only_its_lines():
+    chat = [{"role": "system", "content": "Правила."}, *MATERIAL]
+    lines = answer.focus("Как зовут мою жену?", answer.material(chat, "Как зовут мою жену?"))
+    focused = answer.focused_prompt(chat, "Как зовут мою жену?", lines)
+    assert focused[0] == chat[0]
+    assert focused[1]["content"] == ("жена:\n- Жену пользователя зовут Людмила.\n\n"
+                                     "Вопрос пользователя: Как зовут мою жену?\nОтвет одним предложением:")
+
+
+@pytest.mark.parametrize("text, question, holds", [
+    ("Вашу жену зовут Людмила.", "Как зовут мою жену?", True),
+    ("Людмилой.", "Как зовут мою жену?", True),  # another form of a word that stands
+    ("Вашу жену зовут Ольга.", "Как зовут мою жену?", False),  # stands nowhere in the lines
+    ("Вашу жену зовут Сергей.", "Как зовут мою жену?", False),  # not in the wife's lines
+    ("Вашу жену зовут жена.", "Как зовут мою жену?", False),  # names nothing
+    (NO_INFO, "Как зовут мою жену?", False),
+    ("Вашей маме 60 лет.", "Сколько лет моей маме?", True),
+    # a number must stand in the lines too: the second look keeps only what it can point at
+    ("Вашей маме 61 год.", "Сколько лет моей маме?", False),
+])
+def test_a_second_looks_answer_holds_up_only_on_its_lines(text, question, holds):
+    lines = answer.focus(question, answer.material(MATERIAL, question))
+    assert answer.holds_up(text, question, lines) is holds
+
+
+RELATIONS = [{"role": "user", "content": "Факты о пользователе по темам:\nжена:\n- [сессия 1] Жене пользователя нравится Чехов.\n"
+              "сестра:\n- [сессия 2] Старшую сестру пользователя зовут Эля.\n"
+              "мама:\n- [сессия 3] Маме пользователя понравилась монограмма. (раньше: «подарок», сессия 18)\n\n"
+              "Выдержки из диалогов:\nПользователь: пора тёщу встречать\nАссистент: Встречайте тёщу с цветами!"}]
+
+
+@pytest.mark.parametrize("text, question, holds", [
+    ("Любимый фильм вашей жены — Чехов.", "Какой любимый фильм у моей жены?", False),  # no line names a film
+    ("Вашей жене нравится Чехов.", "Что нравится моей жене?", True),
+    ("Вашу старшую сестру зовут Эля.", "Как зовут мою старшую сестру?", True),
+    ("Вашу младшую сестру зовут Эля.", "Как зовут мою младшую сестру?", False),  # the older one's name
+    ("Вашей маме 18 лет.", "Сколько лет моей маме?", False),  # «сессия 18» is no age
+    ("Пользователь: пора тёщу встречать", "Как зовут мою тёщу?", False),  # a line copied, no answer
+    ("Вашу тёщу зовут Ассистент.", "Как зовут мою тёщу?", False),  # a speaker's label names no one
+    ("Имя вашей жены не указано, ей нравится Чехов.", "Как зовут мою жену?", False),  # a decline in other words
+])
+def test_a_second_looks_answer_must_name_what_and_whom_the_question_asks_of(text, question, holds):
+    lines = answer.focus(question, answer.material(RELATIONS, question))
+    assert lines and answer.holds_up(text, question, lines) is holds
+
+
+def second_look(first: str, again: str, said=("С другом Сергеем ездили на рыбалку.", "Жену мою зовут Людмила.")):
+    """The contest class answering «Как зовут мою жену?» with the second look on: the answer prompt
+    gets `first`, the focused prompt (no «Выдержки» heading of the full prompt's layout) `again`."""
+    def reply(chat):
+        text = chat[-1]["content"]
+        if "Вопрос пользователя" not in text:
+            return '{"facts": []}'
+        return first if "Выдержки из диалогов:\n###" in text else again
+    from models import Message
+    model, llm = make_model([reply] * 20, memory=Settings(second_look=True))
+    for k, line in enumerate(said, 1):
+        model.write_to_memory([Message("user", line, k), Message("assistant", "Здорово!", k)], "d")
+    return model.answer_to_question("d", "Как зовут мою жену?"), model, llm
+
+
+def test_a_declined_answer_that_holds_up_on_a_second_look_is_given():
+    text, model, llm = second_look("Вашу жену зовут Сергей.", "Вашу жену зовут Людмила.")
+    stats = model.memory_stats("d")
+    assert text == "Вашу жену зовут Людмила." and stats["declined"] is None and stats["second_look"] == "unrelated"
+    assert stats["llm"]["by_purpose"]["second_look"]["calls"] == 1
+    focused = llm.history[-1][0][-1]["content"]
+    assert "Людмила" in focused and "рыбалку" not in focused  # the lines about the wife only
+
+
+def test_a_second_look_that_does_not_hold_up_leaves_the_question_declined():
+    text, model, _ = second_look("Вашу жену зовут Сергей.", "Вашу жену зовут Сергей.")
+    assert text == NO_INFO and model.memory_stats("d")["declined"] == "unrelated"
+
+
+def test_no_line_about_the_question_no_second_look():
+    text, model, _ = second_look("Вашу жену зовут Сергей.", "Вашу жену зовут Людмила.",
+                                 said=("С другом Сергеем ездили на рыбалку.",))
+    assert text == NO_INFO and "second_look" not in model.memory_stats("d")["llm"]["by_purpose"]

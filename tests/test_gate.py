@@ -488,3 +488,14 @@ def test_the_contest_class_declines_a_question_about_the_other_speaker_without_a
     # a question that names neither speaker has no margin: answered
     assert m.answer_to_question("d", "What was painted?") == "A sunset."
     assert m.trace("d").speaker_margin is None and m.trace("d").declined_by is None
+
+
+def test_the_gate_is_off_where_the_scores_separate_too_weakly_to_carry():
+    # 5% of 20 answerable allows one below the threshold (0.4); 3 of 5 unanswerable fall below it,
+    # which pays at a quarter of questions without an answer, but the kinds overlap: AUC 0.6
+    answerable = [0.3, 0.4, 0.45, 0.5, 0.5, 0.55, 0.6, 0.6, 0.65, 0.7, 0.7, 0.75, 0.8, 0.8, 0.85, 0.9,
+                  0.42, 0.44, 0.46, 0.48]
+    found = gate.calibrate("ru", scores(answerable, [0.1, 0.2, 0.35, 0.9, 0.95]), 0.05, 0.25)
+    assert found.auc < 0.7 and found.unanswerable_declined == 0.6 and not found.on
+    assert "too weakly" in found.why
+    assert gate.calibrate("ru", scores(answerable, [0.1, 0.2, 0.35, 0.9, 0.95]), 0.05, 0.25, min_auc=0.5).on

@@ -263,3 +263,30 @@ def test_declines_counts_each_stage_and_the_cross_validated_gate_fits_without_th
                        "| a | + unrelated | 2/4 | 0/4 | 0 |", "| a | + ungrounded | 3/4 | 0/4 | 0 |",
                        "| a | + gate p_yes, each dialogue held out | 4/4 | 1/4 | 1 |",
                        "a: thresholds by held-out dialogue: 1: 0.6, 2: 0.7"]
+
+
+def test_a_second_look_that_holds_up_takes_back_its_rules_decline_in_declines_and_the_table(tmp_path, capsys):
+    material = ("Факты о пользователе по темам:\nдрузья:\n- [сессия 2] Друга пользователя зовут Сергей.\n"
+                "жена:\n- [сессия 1] Жену пользователя зовут Людмила.\n\nВыдержки из диалогов:\n—\n\n")
+    asked = [("1", "Как зовут мою жену?", "fact_equal_session", "Сергей", "Вашу жену зовут Людмила."),
+             ("2", "Как зовут моего сына?", "no_info", "Сергей", None)]  # no line about a son: no second call
+    prompts = [{"id": i, "set": "ru_dev", "question": q, "answerable": kind != "no_info", "question_type": kind,
+                "messages": [{"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет одним предложением:"}]}
+               for i, q, kind, _, _ in asked]
+    rows = [reading_row(i, q, kind, way, **found) for i, q, kind, first, again in asked
+            for way, found in (("plain", {"answer": first}), ("second", {"answer": again}))]
+    for name, found in (("p.jsonl", prompts), ("a.jsonl", rows)):
+        (tmp_path / name).write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in found), encoding="utf-8")
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("\n".join(json.dumps({"question": q, "answer": a, "correct": ok}, ensure_ascii=False) for q, a, ok in (
+        ("Как зовут мою жену?", "Вашу жену зовут Людмила.", True), ("Как зовут мою жену?", "Сергей", False),
+        ("Как зовут моего сына?", "Сергей", False), ("Как зовут моего сына?", readers.no_info(rows[0]), True),
+        ("Как зовут мою жену?", readers.no_info(rows[0]), False))), encoding="utf-8")
+    assert readers.main(["declines", str(tmp_path / "a.jsonl"), "--prompts", str(tmp_path / "p.jsonl")]) == 0
+    out = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert out[-2:] == ["| a | + ungrounded | 1/1 | 1/1 | 0 |", "| a | + second look | 1/1 | 0/1 | 0 |"]
+    assert readers.main(["table", str(tmp_path / "a.jsonl"), "--verdicts", str(verdicts), "--empty",
+                         "--prompts", str(tmp_path / "p.jsonl")]) == 0
+    table = capsys.readouterr().out
+    assert "| a | ru_dev | plain + empty + unrelated + ungrounded | 0/1 | 1/1 | 1/2 |" in table
+    assert "| a | ru_dev | plain + empty + unrelated + ungrounded + second look | 1/1 | 1/1 | 2/2 |" in table

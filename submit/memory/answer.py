@@ -178,6 +178,23 @@ def adds_nothing(answer: str, question: str) -> bool:
 _ASKING = frozenset("какой сколько который чей".split())
 
 
+def _nouns(question: str) -> tuple[list, list, dict]:
+    """A Russian question's parses, the places of its nouns, and of those the asked phrase's, each
+    with its asking word: the first noun after one of `_ASKING`, or after «кто» where it is the one
+    asked for."""
+    parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
+    nouns = [i for i, p in enumerate(parses) if "NOUN" in p.tag]
+    asked = {}
+    for j, p in enumerate(parses):
+        first = next((i for i in nouns if i > j), None)
+        if first is None:
+            continue
+        if p.normal_form in _ASKING or (p.normal_form == "кто" and (
+                "nomn" in parses[first].tag or parses[first - 1].normal_form == "из")):
+            asked[first] = p.normal_form
+    return parses, nouns, asked
+
+
 def asked_about(question: str) -> set:
     """The people and animals a Russian question asks about, by lemma: its animate nouns less the
     asked phrase's (`_ASKING`). `asked_about("Сколько лет моей жене?") == {"жена"}`,
@@ -185,18 +202,13 @@ def asked_about(question: str) -> set:
     `asked_about("Каким спортом я занимаюсь?") == set()`. Empty for English (no morphology here)."""
     if detect_lang(question) != "ru":
         return set()
-    parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
-    nouns = [i for i, p in enumerate(parses) if "NOUN" in p.tag]
-    asked = set()
-    for j, p in enumerate(parses):
-        first = next((i for i in nouns if i > j), None)
-        if first is None:
-            continue
-        if p.normal_form in _ASKING or (p.normal_form == "кто" and (
-                "nomn" in parses[first].tag or parses[first - 1].normal_form == "из")):
-            asked.add(first)
-    return {parses[i].normal_form.replace("ё", "е") for i in nouns
+    parses, nouns, asked = _nouns(question)
+    return {_lemma(parses[i]) for i in nouns
             if i not in asked and "anim" in parses[i].tag} - {"пользователь", "гость"}  # «в гости»: no one
+
+
+def _lemma(parse) -> str:
+    return parse.normal_form.replace("ё", "е")
 
 
 # A line that starts a turn of the excerpts: a speaker's label («Пользователь: …», «Caroline: …»),
@@ -261,3 +273,86 @@ def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool
     if not named:
         return False
     return not _mentions({w for topic, line in lines for w in _lemmas(f"{topic} {line}")}, named)
+
+
+# The second look (Settings.second_look): an answer a call-free rule declines is asked once more,
+# of the material lines about what the question names, and kept only where it holds up there.
+FOCUS_MAX_LINES = 16  # a small reader reads a few clean lines; the most a second look shows
+SECOND_LOOK_MAX_TOKENS = 40
+
+
+def focus(question: str, lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The material lines (with their topic) about what a Russian question names: those that mention
+    every noun outside the asked phrase («Как зовут мопса моей бабушки?»: «мопс» and «бабушка»), or
+    where it has none, one of the asked phrase's («Какой мой любимый напиток?»: «напиток»), by lemma
+    or first five letters (`_mentions`); at most `FOCUS_MAX_LINES`, in the material's order. Empty
+    for English, or a question without nouns."""
+    if detect_lang(question) != "ru":
+        return []
+    parses, nouns, asked = _nouns(question)
+    subject = {_lemma(parses[i]) for i in nouns if i not in asked} - _THE_USER
+    wanted = [{n} for n in subject] or [{_lemma(parses[i]) for i in asked}]
+    if not any(wanted):
+        return []
+    found = [(topic, line) for topic, line in lines
+             if all(_mentions(_lemmas(f"{topic} {line}"), need) for need in wanted)]
+    return found[:FOCUS_MAX_LINES]
+
+
+def focused_prompt(chat: list, question: str, lines: list[tuple[str, str]]) -> list[dict]:
+    """The answer chat with its material cut to `lines`, each under its topic as the answer prompt
+    shows facts; the system message and the lines from the question on stay as they were."""
+    content = chat[-1]["content"].splitlines()
+    asks = next((k for k, line in enumerate(content) if question in line), len(content))
+    shown, topic = [], None
+    for where, line in lines:
+        if where != topic:
+            shown.append(f"{where}:")
+            topic = where
+        shown.append(f"- {line}")
+    return [*chat[:-1], {"role": "user", "content": "\n".join([*shown, "", *content[asks:]])}]
+
+
+def holds_up(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+    """Whether a second look's answer stands on the focused lines.
+
+    - It answers: it names something the question does not, says no «не»/«нет» (a decline in
+      other words: «…партии, которая не указана»), and is no line copied with its speaker's label
+      («Пользователь: …»).
+    - It gives nobody else's value (`unrelated`).
+    - What it names stands in those lines, speakers' labels and session numbers aside («Ассистент:»
+      names no one; «сессия 18» is no age): every number, and at least one other word if it names
+      any (by lemma or first five letters). A number is not excused here as `ungrounded` excuses
+      it: the second look keeps only what it can point at.
+    - A line that holds the value names, itself or by its topic, what the question asks of and
+      whom: the noun asked «какой»/«который»/«чей» of («Какой любимый фильм у моей жены?»: «Жене
+      нравится Чехов» is no film), and the word that qualifies the one asked about («Как зовут мою
+      младшую сестру?»: «Старшую сестру зовут Эля» is not her)."""
+    if (says_no_info(answer) or adds_nothing(answer, question) or unrelated(answer, question, lines)
+            or _lemmas(answer) & _DENIES or _LABEL.match(answer)):
+        return False
+    named = _named(answer) - _named(question)
+    said = [_lemmas(_SESSION.sub(" ", f"{topic} {_LABEL.sub('', line)}")) for topic, line in lines]
+    numbers = {w for w in named if _counted(w)}
+    others = named - numbers
+    if not (all(any(_mentions(words, {n}) for words in said) for n in numbers)
+            and (any(_mentions(words, others) for words in said) if others else numbers)):
+        return False
+    holding = [words for words in said if _mentions(words, others or numbers)]
+    return all(any(_mentions(words, need) for words in holding) for need in _asked_of(question) if need)
+
+
+def _asked_of(question: str) -> tuple[set, set]:
+    """What a line giving the value must name: the nouns asked «какой»/«который»/«чей» of («сколько»
+    asks a count, its noun a unit), and the adjectives right before the nouns asked about
+    («младшую сестру»: «младший»; «мою» points, it qualifies nothing)."""
+    parses, nouns, asked = _nouns(question)
+    attribute = {_lemma(parses[i]) for i, by in asked.items() if by != "сколько"}
+    qualifiers = {_lemma(parses[i - 1]) for i in nouns if i not in asked and i > 0
+                  and "ADJF" in parses[i - 1].tag and "Apro" not in parses[i - 1].tag}
+    return attribute, qualifiers
+
+
+_DENIES = frozenset("не нет нету ни неизвестно неизвестный".split())
+_SESSION = re.compile(r"\b(?:сессия|сессии|session)\s*\d+", re.IGNORECASE)  # «(раньше: …, сессия 18)»
+_LABEL = re.compile(r"^[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,2}: ")  # a speaker's label: «Ассистент: »

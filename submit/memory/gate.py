@@ -127,7 +127,7 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> Optional[float]
 
 
 def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05,
-              no_answer_share: float = 0.25) -> Calibration:
+              no_answer_share: float = 0.25, min_auc: float = 0.7) -> Calibration:
     """The rule: decline below the lowest threshold that declines at most `max_false` of the
     answerable calibration prompts — the answerable scores sorted, the threshold is the
     (floor(max_false * n) + 1)-th lowest, declining strictly below it; the gate is on only where
@@ -135,8 +135,12 @@ def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05,
     answer (the contest asks four types, one of them `no_info`): the unanswerable share declined
     times `no_answer_share` above the answerable share declined times the rest (every declined
     answerable counted as an answer lost, right or not). Else the scores do not separate enough
-    to pay. `scores`: (id, answerable, P(yes) or None) per calibration prompt; unreadable ones are
-    left out, and the gate is off without both kinds."""
+    to pay. And only where the scores tell the kinds apart at least acceptably, AUC ≥ `min_auc` (0.7:
+    the conventional bound of "acceptable discrimination", Hosmer & Lemeshow, Applied Logistic
+    Regression): a threshold read off weakly separating scores does not carry to other questions
+    (the 0.5B's, AUC 0.63, declined 19 of 68 answerable questions of the versions probe;
+    bench/results/reading.md). `scores`: (id, answerable, P(yes) or None) per calibration prompt;
+    unreadable ones are left out, and the gate is off without both kinds."""
     answerable = sorted(p for _, a, p in scores if a and p is not None)
     unanswerable = [p for _, a, p in scores if not a and p is not None]
     base = dict(lang=lang, answerable=len(answerable), unanswerable=len(unanswerable),
@@ -148,10 +152,14 @@ def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05,
     threshold = answerable[min(len(answerable) - 1, math.floor(max_false * len(answerable)))]
     false = sum(p < threshold for p in answerable) / len(answerable)
     declined = sum(p < threshold for p in unanswerable) / len(unanswerable)
-    on = declined * no_answer_share > false * (1 - no_answer_share)
+    pays = declined * no_answer_share > false * (1 - no_answer_share)
+    separates = base["auc"] is not None and base["auc"] >= min_auc
+    on = pays and separates
     why = (f"declines {declined:.0%} of unanswerable at {false:.0%} of answerable (calibration set)" if on else
            f"scores do not separate: at {false:.0%} of answerable declined it would decline {declined:.0%} "
-           f"of unanswerable, no gain where {no_answer_share:.0%} of questions have no answer")
+           f"of unanswerable, no gain where {no_answer_share:.0%} of questions have no answer" if not pays else
+           f"scores separate too weakly to carry to other questions: AUC {base['auc']} under {min_auc} "
+           f"(it would decline {declined:.0%} of unanswerable at {false:.0%} of answerable)")
     return Calibration(on=on, why=why, threshold=round(threshold, 6), answerable_declined=round(false, 4),
                        unanswerable_declined=round(declined, 4), **base)
 
@@ -204,7 +212,7 @@ def named_people(question: str, people: Sequence[str]) -> list[str]:
 
 
 def speaker_calibration(lang: str, rows: Sequence[dict], embedder: str, max_false: float = 0.05,
-                        no_answer_share: float = 0.25) -> Calibration:
+                        no_answer_share: float = 0.25, min_auc: float = 0.7) -> Calibration:
     """The speaker decline's threshold by `calibrate`'s rule from the calibration rows' recorded
     `speaker_margin`s (tools/calibration.py), where they were measured with this run's embedder."""
     scores = [(r["id"], bool(r["answerable"]), r.get("speaker_margin")) for r in rows]
@@ -215,7 +223,7 @@ def speaker_calibration(lang: str, rows: Sequence[dict], embedder: str, max_fals
     if measured != {embedder}:
         return Calibration(lang, False, f"speaker margins measured with {sorted(map(str, measured))}, "
                                         f"this run embeds with {embedder!r}")
-    return replace(calibrate(lang, scores, max_false, no_answer_share), calls=0)  # no model asked
+    return replace(calibrate(lang, scores, max_false, no_answer_share, min_auc), calls=0)  # no model asked
 
 
 def with_ask(messages: list, question_ask: str) -> list:
