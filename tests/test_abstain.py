@@ -124,6 +124,8 @@ def test_the_check_is_the_answers_call_not_extraction_in_the_time_budget():
     ("Your dog is your dog.", "What is my dog's name?", True),
     ('"That".', "What is one of Tim's favorite fantasy TV shows?", False),  # a quoted title names it
     ("Вы играете в футбол.", "Играю ли я в футбол?", False),  # a yes/no question, answered yes
+    # «ли» asks yes or no though a question word stands in it: restating it is a yes
+    ("Помогли мне советы, как быстро заснуть.", "Помогли ли мне советы, как быстро заснуть?", False),
 ])
 def test_an_answer_that_names_nothing_the_question_does_not_is_empty(draft, question, empty):
     assert answer.adds_nothing(draft, question) is empty
@@ -180,6 +182,7 @@ def test_the_material_is_the_prompts_lines_under_their_topics_up_to_the_question
     ("Вашему брату 33 года.", "Сколько лет моему брату?", True),  # the user's own age
     ("Вашей сестре 12 лет.", "Сколько лет моей сестре?", False),  # «сестрёнка» is the sister
     ("Вашей маме 60 лет.", "Сколько лет моей маме?", False),  # in an excerpt that names her
+    ("Вашей матери 60 лет.", "Сколько лет моей матери?", False),  # «мать» is «мама» (answer._KIN)
     ("Вашу жену зовут Ольга.", "Как зовут мою жену?", False),  # stands nowhere: not judged here
     ("Вы ездили на рыбалку с Сергеем.", "С кем я ездил на рыбалку?", False),  # about the user
     # «пользователя» echoes the facts' word for the user: it names nobody, so every line holding it

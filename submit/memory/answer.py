@@ -164,9 +164,10 @@ def adds_nothing(answer: str, question: str) -> bool:
     words that only join, address or point, is one of the question's words (by lemma).
     `adds_nothing("Мопс моей бабушки — мопс.", "Как зовут мопса моей бабушки?")` is True;
     `adds_nothing("В трёх странах.", "В каких странах я побывала?")` is False, and so is any answer
-    to a yes/no question (no question word: «Играю ли я в футбол?»). A small reader
+    to a yes/no question (no question word, or «ли»: «Играю ли я в футбол?»). A small reader
     asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
-    if not _lemmas(question) & _WH:
+    asked = _lemmas(question)
+    if not asked & _WH or "ли" in asked:  # «Помогли ли мне советы, как …?» asks yes or no
         return False
     return not (_named(answer) - _named(question))
 
@@ -248,11 +249,21 @@ def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
 
 
 def _mentions(words: set, about: set) -> bool:
-    """Whether the lemmas `words` hold one of `about`: the same lemma, or for one of five letters or
-    more a word that starts with its first five (a diminutive: «сестрёнка» names «сестра»; a
-    shorter one must match whole, «другой» is no «друг»)."""
+    """Whether the lemmas `words` hold one of `about`: the same lemma or kin word (`_KIN`: «дочь»
+    names «дочка», «папа» «отец»), or for one of five letters or more a word that starts with its
+    first five (a diminutive: «сестрёнка» names «сестра»; a shorter one must match whole, «другой»
+    is no «друг»)."""
+    words = words | {_KIN[w] for w in words if w in _KIN}
+    about = about | {_KIN[a] for a in about if a in _KIN}
     heads = {a[:5] for a in about if len(a) >= 5}
     return bool(words & about) or any(w.startswith(h) for w in words for h in heads)
+
+
+# Kin named by other words than one's first five letters show (lemmas, ё as е): each to one name.
+_KIN = {"дочка": "дочь", "доченька": "дочь", "сынок": "сын", "сыночек": "сын", "мать": "мама",
+        "мамочка": "мама", "мамуля": "мама", "отец": "папа", "папочка": "папа", "бабуля": "бабушка",
+        "бабка": "бабушка", "дед": "дедушка", "супруга": "жена", "супруг": "муж", "братик": "брат",
+        "братишка": "брат"}
 
 
 def _counted(lemma: str) -> bool:
