@@ -304,8 +304,9 @@ def gated(rows: list[dict], gate: str, material: Optional[dict] = None) -> dict:
     if not gate:
         return {}
     signal, threshold = parse_gate(gate)
+    # a question form the calibration does not speak for is not gated (`gate.speaks_for`)
     found = {(r["file"], r.get("set"), r["id"]): declines(r[signal], threshold)
-             for r in rows if r.get("way") == "gate" and signal in r}
+             and contest_gate.speaks_for(r["question"]) for r in rows if r.get("way") == "gate" and signal in r}
     if found:
         return found
     for r in rows:
@@ -731,7 +732,8 @@ def declines_table(args) -> int:
             threshold = folds.get(fold_of(i)) if args.gate == "cv" else fixed
             for stage, says in zip(stages, (answer_step.says_no_info(row["answer"] or ""), *call_free(row, material),
                                             seconds.get(i) is not None,
-                                            threshold is not None and i in gates and declines(gates[i], threshold))):
+                                            threshold is not None and i in gates and declines(gates[i], threshold)
+                                            and contest_gate.speaks_for(row["question"]))):
                 if says and stage:
                     declined[i].add(stage)
         shown = [s for s in stages if s and (s != looks or seconds)]  # the second look where it was read

@@ -499,3 +499,18 @@ def test_the_gate_is_off_where_the_scores_separate_too_weakly_to_carry():
     assert found.auc < 0.7 and found.unanswerable_declined == 0.6 and not found.on
     assert "too weakly" in found.why
     assert gate.calibrate("ru", scores(answerable, [0.1, 0.2, 0.35, 0.9, 0.95]), 0.05, 0.25, min_auc=0.5).on
+
+
+def test_the_gate_speaks_for_the_forms_its_calibration_holds_not_yes_no_questions():
+    assert gate.speaks_for("Как зовут мою собаку?") and gate.speaks_for("What is my dog's name?")
+    assert not gate.speaks_for("Есть ли у меня фотоаппарат?") and not gate.speaks_for("Ли у меня?")
+    for chars in (4000, 8000):  # the shipped sets hold no question it leaves out
+        rows = [json.loads(line) for line in gate.calibration_file("ru", chars).read_text(encoding="utf-8").splitlines()]
+        assert all(gate.speaks_for(r["question"]) for r in rows)
+
+
+def test_a_yes_no_question_is_not_gated_where_the_calibration_speaks_for_none():
+    llm = ScriptedLLM(["Да, у вас есть кошка."], scores=[by_question] * 200)
+    m = model(llm)
+    assert m.answer_to_question("d", "Есть ли у меня кошка?") == "Да, у вас есть кошка."
+    assert m.calibrations["ru"].on and [p for _, p in llm.scored] == [CALIBRATE] * gate.MAX_CALLS  # no gate call

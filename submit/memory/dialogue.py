@@ -327,8 +327,9 @@ class DialogueMemory:
 
     def _gate(self, prompt, question: str, lang: str) -> Optional[float]:
         """The decline gate's P(yes) on the answer prompt's material, or None where it does not
-        ask (off, or no calibrated threshold for this language) or cannot read the reply."""
-        if self.settings.gate == "off" or self.thresholds.get(lang) is None:
+        ask (off, no calibrated threshold for this language, or a question form the calibration does
+        not speak for: `gate.speaks_for`) or cannot read the reply."""
+        if self.settings.gate == "off" or self.thresholds.get(lang) is None or not gate.speaks_for(question):
             return None
         with self.stage("gate"):
             scores, generations = gate.read(self.llm, [prompt()], [question], lang, self.settings.gate, GATE)
