@@ -245,10 +245,14 @@ def read(args) -> int:
     for row, way in tqdm(todo, desc="reading", unit="call"):
         lang = answer_step.detect_lang(row["question"])
         start = time.perf_counter()
-        if way == "second" and row["id"] not in firsts:
-            raise SystemExit(f"--way second reads the plain answer: ask --way plain before it ({row['id']})")
-        found = (read_gate(server, row, lang) if way == "gate" else read_second(server, row, lang, firsts[row["id"]])
-                 if way == "second" else WAYS[way](server, row, lang))
+        if way == "gate":
+            found = read_gate(server, row, lang)
+        elif way == "second":
+            if row["id"] not in firsts:
+                raise SystemExit(f"--way second reads the plain answer: ask --way plain before it ({row['id']})")
+            found = read_second(server, row, lang, firsts[row["id"]])
+        else:
+            found = WAYS[way](server, row, lang)
         if way == "plain":
             firsts[row["id"]] = found["answer"]
         jsonl.append_rows(out, [{"id": row["id"], "set": row.get("set"), "way": way, "question": row["question"],
@@ -267,6 +271,12 @@ def declines(value: float, threshold: float) -> bool:
     return value < threshold
 
 
+def gate_declines(question: str, p_yes: float, threshold: float) -> bool:
+    """The contest's P(yes) gate on a question: below the threshold, where the calibration speaks for
+    the question's form (`gate.speaks_for`: not a Russian yes/no question)."""
+    return declines(p_yes, threshold) and contest_gate.speaks_for(question)
+
+
 def parse_gate(gate: str) -> tuple[str, float]:
     """"p_yes<0.61" -> ("p_yes", 0.61)."""
     signal, _, threshold = gate.partition("<")
@@ -277,8 +287,10 @@ def the_rule(lang: str, scores: list, max_false: Optional[float] = None):
     """`gate.calibrate` on (id, answerable, score) rows with the contest's settings, or another share
     of answerable prompts it may decline (`max_false`)."""
     from submit.memory.dialogue import Settings
-    return contest_gate.calibrate(lang, scores, Settings.gate_max_false if max_false is None else max_false,
-                                  Settings.gate_no_answer_share, Settings.gate_min_auc)
+    rule = contest_gate.rule_of(Settings)
+    if max_false is not None:
+        rule["max_false"] = max_false
+    return contest_gate.calibrate(lang, scores, **rule)
 
 
 def calibrated(gate: str, max_false: Optional[float] = None) -> tuple[str, str]:
@@ -304,9 +316,8 @@ def gated(rows: list[dict], gate: str, material: Optional[dict] = None) -> dict:
     if not gate:
         return {}
     signal, threshold = parse_gate(gate)
-    # a question form the calibration does not speak for is not gated (`gate.speaks_for`)
-    found = {(r["file"], r.get("set"), r["id"]): declines(r[signal], threshold)
-             and contest_gate.speaks_for(r["question"]) for r in rows if r.get("way") == "gate" and signal in r}
+    found = {(r["file"], r.get("set"), r["id"]): gate_declines(r["question"], r[signal], threshold)
+             for r in rows if r.get("way") == "gate" and signal in r}
     if found:
         return found
     for r in rows:
@@ -732,16 +743,15 @@ def declines_table(args) -> int:
             threshold = folds.get(fold_of(i)) if args.gate == "cv" else fixed
             for stage, says in zip(stages, (answer_step.says_no_info(row["answer"] or ""), *call_free(row, material),
                                             seconds.get(i) is not None,
-                                            threshold is not None and i in gates and declines(gates[i], threshold)
-                                            and contest_gate.speaks_for(row["question"]))):
+                                            threshold is not None and i in gates
+                                            and gate_declines(row["question"], gates[i], threshold))):
                 if says and stage:
                     declined[i].add(stage)
         shown = [s for s in stages if s and (s != looks or seconds)]  # the second look where it was read
+        rules_and_look = set(stages[1:5])  # a second look that holds up takes back its rule's decline
         for stage in shown:
             upto = set(stages[:stages.index(stage) + 1])
-            # a second look's answer that holds up takes back its rule's decline (`second_looked`)
-            out = [i for i in plain if declined[i] & upto - {looks}
-                   and not (looks in declined[i] & upto and not declined[i] & upto & {stages[0], stages[-1]})]
+            out = [i for i in plain if (hit := declined[i] & upto) and not (looks in hit and hit <= rules_and_look)]
             lost = [i for i in out if answerable[i]]
             right = sum(bool(verdict_of(known, plain[i], plain[i]["answer"])) for i in lost)
             print(f"| {name} | {stage} | {len(out) - len(lost)}/{sum(not a for a in answerable.values())} | "
@@ -767,7 +777,8 @@ def coverage(args) -> int:
     chosen = parse_gate(calibrated(args.gate)[0])[1] if args.gate and calibrated(args.gate)[0] else None
     points = []
     for threshold in sorted({0.0, *p_yes.values(), 1.01} | ({chosen} if chosen is not None else set())):
-        answered = [r for r in plain if not any(call_free(r, material)) and not declines(p_yes[r["id"]], threshold)
+        answered = [r for r in plain if not any(call_free(r, material))
+                    and not gate_declines(r["question"], p_yes[r["id"]], threshold)
                     and not answer_step.says_no_info(r["answer"] or "")]
         right_answered = sum(bool(verdict_of(known, r, r["answer"])) for r in answered)
         right_declined = sum(not r["answerable"] for r in plain if r not in answered)

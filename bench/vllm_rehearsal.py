@@ -28,7 +28,7 @@ from local_eval import harness, jsonl, specs
 from local_eval.tasks import gigamemory
 from submit import SubmitModelWithMemory
 from submit.config import Config, replaced
-from submit.memory import answer, facts, items, versions
+from submit.memory import facts, items, versions
 from submit.memory.llm_backends import VLLMBackend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,8 +57,6 @@ def purpose_of(params) -> str:
     guided = params.guided_decoding
     if guided is None and params.logprobs:  # the decline gate's one token, its calibration's too
         return "yes/no P(yes)"
-    if guided is None and params.max_tokens == answer.SECOND_LOOK_MAX_TOKENS:
-        return "second look"
     if guided is None:
         return "answer"
     return PURPOSES.get(json.dumps(guided.json), "other schema")
@@ -173,12 +171,13 @@ def behaviours(backend: VLLMBackend, recorder: Recorder) -> dict:
 
 
 def summarize(calls: list) -> list:
-    """Per purpose and batch size: calls, prompts, seconds per prompt, tokens, replies cut."""
+    """Per purpose, batch size and max_tokens (an answer's 100 apart from a second look's 40): calls,
+    prompts, seconds per prompt, tokens, replies cut."""
     groups: dict = {}
     for call in calls:
-        groups.setdefault((call["purpose"], call["batch"]), []).append(call)
+        groups.setdefault((call["purpose"], call["batch"], call["max_tokens"]), []).append(call)
     rows = []
-    for (purpose, batch), group in sorted(groups.items()):
+    for (purpose, batch, _), group in sorted(groups.items()):
         prompts = sum(c["batch"] for c in group)
         outputs = [t for c in group for t in c["output_tokens"]]
         rows.append({"purpose": purpose, "batch": batch, "calls": len(group), "prompts": prompts,

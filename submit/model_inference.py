@@ -202,8 +202,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         path, where = self._calibration_file(lang)
         if path is None:
             return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where}")
-        return gate.speaker_calibration(lang, gate.load_set(path), self.embedder.identity,
-                                        settings.gate_max_false, settings.gate_no_answer_share, settings.gate_min_auc)
+        return gate.speaker_calibration(lang, gate.load_set(path), self.embedder.identity, **gate.rule_of(settings))
 
     def _calibration(self, lang: str) -> gate.Calibration:
         settings = self.config.memory
@@ -219,8 +218,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         found, _ = gate.read(self._llm, [item["messages"] for item in items], [item["question"] for item in items],
                              lang, settings.gate, CALIBRATE)
         scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
-        return gate.calibrate(lang, scores, settings.gate_max_false, settings.gate_no_answer_share,
-                              settings.gate_min_auc)
+        return gate.calibrate(lang, scores, **gate.rule_of(settings))
 
     def _abandoned(self, key: str, use_llm: bool) -> Outcome:
         log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.budget.answer_ceiling_s)

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 from .. import prompts
 from .context import Context
 from .facts import json_candidates
-from .lang import NO_INFO, WORD, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
+from .lang import NO_INFO, WORD, asks_yes_no, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
 from .lexical import STOP_EN, STOP_RU, morph, normalize_word
 from .slots import FactLine, group_lines, render
 from .turns import clean_text
@@ -166,8 +166,7 @@ def adds_nothing(answer: str, question: str) -> bool:
     `adds_nothing("В трёх странах.", "В каких странах я побывала?")` is False, and so is any answer
     to a yes/no question (no question word, or «ли»: «Играю ли я в футбол?»). A small reader
     asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
-    asked = _lemmas(question)
-    if not asked & _WH or "ли" in asked:  # «Помогли ли мне советы, как …?» asks yes or no
+    if not _lemmas(question) & _WH or asks_yes_no(question):  # «Помогли ли мне советы, как …?»
         return False
     return not (_named(answer) - _named(question))
 

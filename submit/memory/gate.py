@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .. import prompts
-from .lang import WORD
+from .lang import WORD, asks_yes_no
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"
 TOP_K = 20  # alternatives asked for: vLLM's default max_logprobs, llama.cpp's and OpenAI's limit
@@ -40,7 +40,7 @@ def speaks_for(question: str) -> bool:
     question («Есть ли у меня фотоаппарат?»), a form the shipped calibration sets hold none of. On the
     versions probe the 1.5B's P(yes) put 6 of its 17 «ли» questions under the threshold and 1 of its
     51 others (bench/results/reading.md)."""
-    return "ли" not in {w.lower() for w in WORD.findall(question)}
+    return not asks_yes_no(question)
 
 
 def ask(lang: str) -> str:
@@ -160,14 +160,15 @@ def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05,
     threshold = answerable[min(len(answerable) - 1, math.floor(max_false * len(answerable)))]
     false = sum(p < threshold for p in answerable) / len(answerable)
     declined = sum(p < threshold for p in unanswerable) / len(unanswerable)
-    pays = declined * no_answer_share > false * (1 - no_answer_share)
-    separates = base["auc"] is not None and base["auc"] >= min_auc
-    on = pays and separates
-    why = (f"declines {declined:.0%} of unanswerable at {false:.0%} of answerable (calibration set)" if on else
-           f"scores do not separate: at {false:.0%} of answerable declined it would decline {declined:.0%} "
-           f"of unanswerable, no gain where {no_answer_share:.0%} of questions have no answer" if not pays else
-           f"scores separate too weakly to carry to other questions: AUC {base['auc']} under {min_auc} "
-           f"(it would decline {declined:.0%} of unanswerable at {false:.0%} of answerable)")
+    on = False
+    if declined * no_answer_share <= false * (1 - no_answer_share):
+        why = (f"scores do not separate: at {false:.0%} of answerable declined it would decline {declined:.0%} "
+               f"of unanswerable, no gain where {no_answer_share:.0%} of questions have no answer")
+    elif base["auc"] is None or base["auc"] < min_auc:
+        why = (f"scores separate too weakly to carry to other questions: AUC {base['auc']} under {min_auc} "
+               f"(it would decline {declined:.0%} of unanswerable at {false:.0%} of answerable)")
+    else:
+        on, why = True, f"declines {declined:.0%} of unanswerable at {false:.0%} of answerable (calibration set)"
     return Calibration(on=on, why=why, threshold=round(threshold, 6), answerable_declined=round(false, 4),
                        unanswerable_declined=round(declined, 4), **base)
 
@@ -217,6 +218,12 @@ def named_people(question: str, people: Sequence[str]) -> list[str]:
     """The people the question names: a word of it starts with the name («Johns's», LoCoMo's typo,
     names John; «Senate» does not name Nate)."""
     return [p for p in people if re.search(rf"\b{re.escape(p)}", question)]
+
+
+def rule_of(settings) -> dict:
+    """`calibrate`'s rule as a run's settings (`dialogue.Settings`) state it, as keyword arguments."""
+    return {"max_false": settings.gate_max_false, "no_answer_share": settings.gate_no_answer_share,
+            "min_auc": settings.gate_min_auc}
 
 
 def speaker_calibration(lang: str, rows: Sequence[dict], embedder: str, max_false: float = 0.05,

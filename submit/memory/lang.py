@@ -23,6 +23,12 @@ def detect_lang(text: str) -> str:
     return "ru" if len(_CYRILLIC.findall(text)) >= len(_LATIN.findall(text)) and _CYRILLIC.search(text) else "en"
 
 
+def asks_yes_no(question: str) -> bool:
+    """A Russian question with the particle «ли» asks yes or no, whatever question word stands in it:
+    `asks_yes_no("Помогли ли мне советы, как быстро заснуть?")` is True."""
+    return "ли" in {w.lower() for w in WORD.findall(question)}
+
+
 def has_cyrillic(text: str) -> bool:
     """`has_cyrillic("I left Омск")` is True."""
     return _CYRILLIC.search(text) is not None
