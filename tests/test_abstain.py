@@ -126,6 +126,9 @@ def test_the_check_is_the_answers_call_not_extraction_in_the_time_budget():
     ("Вы играете в футбол.", "Играю ли я в футбол?", False),  # a yes/no question, answered yes
     # «ли» asks yes or no though a question word stands in it: restating it is a yes
     ("Помогли мне советы, как быстро заснуть.", "Помогли ли мне советы, как быстро заснуть?", False),
+    # picking one of the things the question offers is an answer; verbs joined by «или» offer nothing
+    ("Ваше хобби — живопись.", "Какое у меня хобби — фотография или живопись?", False),
+    ("Родственники приезжали в гости.", "Кто из родственников приезжал или собирался приехать ко мне в гости?", True),
 ])
 def test_an_answer_that_names_nothing_the_question_does_not_is_empty(draft, question, empty):
     assert answer.adds_nothing(draft, question) is empty
@@ -304,6 +307,29 @@ RELATIONS = [{"role": "user", "content": "Факты о пользователе
 def test_a_second_looks_answer_must_name_what_and_whom_the_question_asks_of(text, question, holds):
     lines = answer.focus(question, answer.material(RELATIONS, question))
     assert lines and answer.holds_up(text, question, lines) is holds
+
+
+@pytest.mark.parametrize("question, offered", [
+    ("Какое у меня сейчас творческое хобби — фотография или живопись?", {"фотография", "живопись"}),
+    ("Кошка или собака живёт у меня дома?", {"кошка", "собака"}),
+    ("Кто из родственников приезжал или собирался приехать ко мне в гости?", set()),  # verbs
+    ("Do I prefer tea or coffee?", set()),  # Russian only
+])
+def test_the_things_a_question_offers_to_choose_from(question, offered):
+    assert answer.offered(question) == offered
+
+
+SPORT = [{"role": "user", "content": "Факты о пользователе по темам:\nспорт:\n- [сессия 1] Пользователь давно занимается йогой.\n"
+          "работа:\n- [сессия 2] На работе у пользователя есть бесплатный спорт.\n\nВыдержки из диалогов:\n"
+          "Пользователь: Как спорт укрепляет характер?"}]
+
+
+def test_a_kind_of_thing_asked_for_is_the_thing_its_noun_names():
+    """«Какими видами спорта …»: the line with the value names «спорт», not «вид», and is enough."""
+    question = "Какими видами спорта я занимаюсь?"
+    lines = answer.focus(question, answer.material(SPORT, question))
+    assert answer.holds_up("Вы занимаетесь йогой.", question, lines)
+    assert not answer.holds_up("Вы занимаетесь бегом.", question, lines)  # stands nowhere
 
 
 def second_look(first: str, again: str, said=("С другом Сергеем ездили на рыбалку.", "Жену мою зовут Людмила.")):

@@ -164,11 +164,13 @@ def adds_nothing(answer: str, question: str) -> bool:
     words that only join, address or point, is one of the question's words (by lemma).
     `adds_nothing("Мопс моей бабушки — мопс.", "Как зовут мопса моей бабушки?")` is True;
     `adds_nothing("В трёх странах.", "В каких странах я побывала?")` is False, and so is any answer
-    to a yes/no question (no question word, or «ли»: «Играю ли я в футбол?»). A small reader
-    asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
+    to a yes/no question (no question word, or «ли»: «Играю ли я в футбол?») or any that picks one
+    of the things a question offers (`offered`: «Живопись.» to «Какое у меня хобби — фотография или
+    живопись?»). A small reader asked what the material lacks often writes such a sentence
+    (bench/results/reading.md)."""
     if not _lemmas(question) & _WH or asks_yes_no(question):  # «Помогли ли мне советы, как …?»
         return False
-    return not (_named(answer) - _named(question))
+    return not (_named(answer) - _named(question)) and not _named(answer) & offered(question)
 
 
 # The question words whose phrase is what is asked, not whom it is asked about: the first noun
@@ -178,10 +180,15 @@ def adds_nothing(answer: str, question: str) -> bool:
 _ASKING = frozenset("какой сколько который чей".split())
 
 
+# Nouns that name a kind of something, not the thing: the asked phrase goes on to the noun after
+# them («Какими видами спорта …»: a line about yoga names «спорт», not «вид»).
+_KINDS = frozenset("вид тип род сорт разновидность".split())
+
+
 def _nouns(question: str) -> tuple[list, list, dict]:
     """A Russian question's parses, the places of its nouns, and of those the asked phrase's, each
     with its asking word: the first noun after one of `_ASKING`, or after «кто» where it is the one
-    asked for."""
+    asked for, and after a noun of `_KINDS` the next one as well."""
     parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
     nouns = [i for i, p in enumerate(parses) if "NOUN" in p.tag]
     asked = {}
@@ -192,7 +199,21 @@ def _nouns(question: str) -> tuple[list, list, dict]:
         if p.normal_form in _ASKING or (p.normal_form == "кто" and (
                 "nomn" in parses[first].tag or parses[first - 1].normal_form == "из")):
             asked[first] = p.normal_form
+            kind_of = next((i for i in nouns if i > first), None)
+            if _lemma(parses[first]) in _KINDS and kind_of == first + 1:
+                asked[kind_of] = p.normal_form
     return parses, nouns, asked
+
+
+def offered(question: str) -> set:
+    """The things a Russian question offers to choose from, by lemma: the nouns on either side of
+    «или» (`offered("Какое у меня хобби — фотография или живопись?") == {"фотография", "живопись"}`;
+    «Кто приезжал или собирался приехать?» offers none: verbs join there)."""
+    if detect_lang(question) != "ru":
+        return set()
+    parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
+    return {_lemma(parses[k]) for i, p in enumerate(parses) if p.word == "или"
+            for k in (i - 1, i + 1) if 0 <= k < len(parses) and "NOUN" in parses[k].tag}
 
 
 def asked_about(question: str) -> set:
