@@ -487,7 +487,7 @@ def judge(args) -> int:
     """The items no verdict covers yet, one per (question, gold, answer), for a judge to read; a
     question asked with several golds is read again with each gold where its verdict names none."""
     known, items, seen = verdicts(args.verdicts), [], set()
-    found = answered(args.answers, calibrated(args.gate)[0], args.empty, args.prompts or ())
+    found = answered(args.answers, calibrated(args.gate, args.max_false)[0], args.empty, args.prompts or ())
     golds = defaultdict(set)
     for row, _, _, _ in found:
         golds[row["question"]].add(row.get("gold"))
@@ -506,7 +506,7 @@ def table(args) -> int:
     known = verdicts(args.verdicts)
     counts: dict = {}  # (file, set, way) -> question type -> [right, n]; and each way's base
     bases, missing = {}, 0
-    gate, note = calibrated(args.gate)
+    gate, note = calibrated(args.gate, args.max_false)
     for row, way, base, text in answered(args.answers, gate, args.empty, args.prompts or ()):
         verdict = verdict_of(known, row, text)
         missing += verdict is None
@@ -863,7 +863,10 @@ def main(argv=None) -> int:
         s.add_argument("--verdicts", default="", required=name == "table",
                        help="verdicts JSONL ({question, answer, correct}); several comma-separated, a later one's "
                             "verdict replacing an earlier's")
-        s.add_argument("--gate", default="", help="SIGNAL<THRESHOLD: decline where the gate row's signal is below")
+        s.add_argument("--gate", default="", help="SIGNAL<THRESHOLD: decline where the gate row's signal is below; "
+                       "SIGNAL<@FILE: at the threshold the contest's rule picks on FILE")
+        s.add_argument("--max-false", type=float, help="with SIGNAL<@FILE: the rule's share of answerable prompts "
+                       "the gate may decline [default: the contest's, Settings.gate_max_false]")
         s.add_argument("--empty", action="store_true", help="also the answers with the contest's empty-answer "
                        "decline (an answer naming nothing the question does not: submit/memory/answer.py)")
         s.add_argument("--prompts", action="append", help="with --empty: the bench/prompts.py file the answers "

@@ -290,3 +290,25 @@ def test_a_second_look_that_holds_up_takes_back_its_rules_decline_in_declines_an
     table = capsys.readouterr().out
     assert "| a | ru_dev | plain + empty + unrelated + ungrounded | 0/1 | 1/1 | 1/2 |" in table
     assert "| a | ru_dev | plain + empty + unrelated + ungrounded + second look | 1/1 | 1/1 | 2/2 |" in table
+
+
+def test_the_gate_asked_in_other_words_is_scored_with_each_asks_sense(tmp_path, capsys):
+    """`bench/gate_asks.py auc`: an ask whose «да» means "something is lacking" counts 1 - P(yes);
+    a recorded file reads without a model (`read` has nothing left to ask)."""
+    from bench import gate_asks
+    gate_rows, asks = tmp_path / "gate.jsonl", tmp_path / "asks.jsonl"
+    answerable = {"a1": True, "a2": True, "n1": False, "n2": False}
+    gate_rows.write_text("\n".join(json.dumps({"id": i, "way": "gate", "question": "?", "p_yes": p}) for i, p in
+                                   (("a1", 0.9), ("a2", 0.4), ("n1", 0.5), ("n2", 0.3))), encoding="utf-8")
+    lacking = {"a1": 0.1, "a2": 0.2, "n1": 0.8, "n2": 0.9}  # «да, не хватает» where there is no answer: it separates
+    asks.write_text("\n".join(json.dumps({"id": i, "ask": name, "question": "?", "answerable": answerable[i],
+                                          "p_yes": lacking[i] if name == "lacking" else 0.5})
+                              for i in answerable for name in gate_asks.ASKS), encoding="utf-8")
+    assert gate_asks.main(["auc", str(asks), "--gate-rows", str(gate_rows)]) == 0
+    shown = capsys.readouterr().out
+    assert "| contest ask | 0.750 |" in shown and "| lacking | 1.000 |" in shown and "| strict | 0.500 |" in shown
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text("\n".join(json.dumps({**prompt(i, "Кем я работаю?", "info_updating"), "answerable": a})
+                                 for i, a in answerable.items()), encoding="utf-8")
+    assert gate_asks.main(["read", "--prompts", str(prompts), "--out", str(asks)]) == 0
+    assert "0 call(s) made" in capsys.readouterr().out
