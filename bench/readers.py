@@ -150,8 +150,9 @@ def yes_probability(reply: dict, lang: str) -> float:
 
 def read_plain(server, row: dict, lang: str) -> dict:
     reply = ask(server, chat_body(row["messages"], 100))
-    text = answer_step.clean_answer(reply["choices"][0]["message"]["content"] or "")
-    return {"answer": text or answer_step.NO_INFO[lang], "raw": None, "usage": reply.get("usage", {})}
+    raw = reply["choices"][0]["message"]["content"] or ""
+    return {"answer": answer_step.clean_answer(raw) or answer_step.NO_INFO[lang], "raw": raw,
+            "usage": reply.get("usage", {})}
 
 
 def read_evidence(server, row: dict, lang: str) -> dict:

@@ -83,6 +83,20 @@ def test_answers_lose_only_quotes_that_wrap_them_whole(reply, answer):
     assert clean_answer(reply) == answer
 
 
+@pytest.mark.parametrize("reply, answer", [
+    ("Вот ответ:\n\nНезабываемо.", "Незабываемо."),  # a lead-in that only presents: dropped
+    ("Вот ответы:\n\n1. Концерт группы «Аукцыон»\n2. Концерт группы «Любэ»",
+     "Концерт группы «Аукцыон», Концерт группы «Любэ»"),
+    ("Ваши любимые блюда:\n- пицца\n- **суши**", "Ваши любимые блюда: пицца, суши"),  # a lead-in that names: kept
+    ("Here's the answer:\nParis.", "Paris."),
+    ("Вот ответ: Томск", "Томск"),
+    ("Вот ответ:", None),  # nothing after it: no answer
+    ("Вы живёте в Томске.\nЕщё я помню…", "Вы живёте в Томске."),  # no lead-in: the first line alone
+])
+def test_a_first_line_that_leads_in_takes_what_follows(reply, answer):
+    assert clean_answer(reply) == answer
+
+
 def test_unprintable_questions_and_ids_never_raise():
     model, _ = make_model()
     model.write_to_memory([Message("user", "Я живу в Томске", 1)], Unprintable())

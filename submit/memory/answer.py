@@ -81,19 +81,37 @@ def _unwrap(answer: str) -> str:
 def clean_answer(raw: str) -> Optional[str]:
     """First non-empty line, special tokens, wrapping quotes, lone surrogates and control characters
     stripped, whitespace runs made one space, capped in length; None when no letter or digit is left
-    (`"..."` is no answer)."""
+    (`"..."` is no answer). A first line that leads in to what follows (`_lead_in`) takes it along."""
     text = _JUNK.sub("", clean_text(raw))
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return None
-    answer = " ".join(lines[0].split())  # tabs and runs of spaces: one space
-    answer = _unwrap(re.sub(r"^(ответ|answer)\s*:\s*", "", answer, flags=re.IGNORECASE).strip())
+    answer = " ".join(_lead_in(lines).split())  # tabs and runs of spaces: one space
+    answer = _unwrap(_PREAMBLE.sub("", answer).strip())
     if not _ALNUM.search(answer):
         return None
     if len(answer) > MAX_ANSWER_CHARS:
         cut = answer[:MAX_ANSWER_CHARS]
         answer = cut[: cut.rfind(" ")] if " " in cut else cut
     return answer
+
+
+_PREAMBLE = re.compile(r"^(?:(?:вот|here is|here's)\s+)?(?:(?:мой|my)\s+)?(?:ответ|answer)\s*:\s*", re.IGNORECASE)
+_ITEM = re.compile(r"^(?:[-•*]|\d{1,2}[.)])\s+")  # a list line's mark: «- », «• », «1. », «2) »
+
+
+def _lead_in(lines: list[str]) -> str:
+    """The answer's first line, or where it ends with a colon and more follows, what it leads in to:
+    the list lines after it (their marks and bold stripped, joined by commas), or else the next line;
+    a lead-in that only presents («Вот ответ:», «Here's the answer:») is dropped, any other kept
+    («Концерты: Аукцыон, Любэ»). A small reader writes «Вот ответ:» and its answer on the next line."""
+    first, rest = lines[0], lines[1:]
+    if not first.endswith(":") or not rest:
+        return first
+    items = [_ITEM.sub("", ln).replace("**", "").strip().rstrip(":") for ln in rest if _ITEM.match(ln)]
+    body = ", ".join(i for i in items if i) if items else rest[0].replace("**", "")
+    presents = re.match(r"^(?:вот|here)\b", first, re.IGNORECASE)
+    return body if presents else f"{first} {body}"
 
 
 def _words(text: str) -> list[str]:
