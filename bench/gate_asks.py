@@ -39,6 +39,10 @@ def read(args) -> int:
     from local_eval.llms.llama import LlamaBackend
     from tqdm import tqdm
     rows = readers.rows_of(args.prompts, lambda r: "messages" in r)
+    unknown = [r["id"] for r in rows if r.get("answerable") is None]
+    if unknown:
+        raise SystemExit(f"{len(unknown)} prompt(s) say not whether they are answerable (first: {unknown[0]}): "
+                         "an AUC needs both kinds; build them with bench/prompts.py or tools/calibration.py")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {(r["id"], r["ask"]) for r in readers.rows_of([out], lambda r: "ask" in r)}
@@ -75,7 +79,7 @@ def auc(args) -> int:
     print(f"{len(ids)} prompts ({sum(answerable[i] for i in ids)} answerable)\n\n| ask | AUC |\n|---|---:|")
     for name, found in scores.items():
         value = contest_gate.auc([found[i] for i in ids if answerable[i]], [found[i] for i in ids if not answerable[i]])
-        print(f"| {name} | {value:.3f} |")
+        print(f"| {name} | {'–' if value is None else f'{value:.3f}'} |")
     return 0
 
 

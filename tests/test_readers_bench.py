@@ -3,6 +3,8 @@ the abstention check), the items a judge must read, and the table from its verdi
 judge and table over the local model's rows (`read`: ways and the gate's P(yes)); the gate fitted."""
 import json
 
+import pytest
+
 from bench import readers
 
 
@@ -312,3 +314,11 @@ def test_the_gate_asked_in_other_words_is_scored_with_each_asks_sense(tmp_path, 
                                  for i, a in answerable.items()), encoding="utf-8")
     assert gate_asks.main(["read", "--prompts", str(prompts), "--out", str(asks)]) == 0
     assert "0 call(s) made" in capsys.readouterr().out
+
+
+def test_the_gate_asked_in_other_words_needs_prompts_that_say_whether_they_are_answerable(tmp_path):
+    from bench import gate_asks
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps(prompt("1", "Кем я работаю?", "info_updating")), encoding="utf-8")
+    with pytest.raises(SystemExit, match="answerable"):
+        gate_asks.main(["read", "--prompts", str(prompts), "--out", str(tmp_path / "asks.jsonl")])
