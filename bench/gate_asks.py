@@ -50,11 +50,9 @@ def read(args) -> int:
     server = LlamaBackend(args.model).engine.server if todo else None
     for row, name in tqdm(todo, desc="asking", unit="call"):
         start = time.perf_counter()
-        chat = contest_gate.with_ask(row["messages"], ASKS[name][0])
-        reply = readers.ask(server, readers.chat_body(chat, 1, top=contest_gate.TOP_K))
-        p_yes = round(readers.yes_probability(reply, "ru"), 4)
+        found = readers.read_gate(server, row, "ru", ASKS[name][0])
         jsonl.append_rows(out, [{"id": row["id"], "ask": name, "question": row["question"],
-                                 "answerable": row["answerable"], "model": args.model, "p_yes": p_yes,
+                                 "answerable": row["answerable"], "model": args.model, "p_yes": found["p_yes"],
                                  "seconds": round(time.perf_counter() - start, 1)}])
     print(f"{len(todo)} call(s) made: {out}")
     return 0

@@ -173,8 +173,10 @@ def read_ask_all(server, row: dict, lang: str) -> dict:
     return read_plain(server, {**row, "messages": with_ask(row["messages"], ASK_ALL[lang])}, lang)
 
 
-def read_gate(server, row: dict, lang: str) -> dict:
-    reply = ask(server, chat_body(with_ask(row["messages"], contest_gate.ask(lang)), 1, top=contest_gate.TOP_K))
+def read_gate(server, row: dict, lang: str, question_ask: Optional[str] = None) -> dict:
+    """The gate's P(yes) of the prompt: its last line replaced by the contest's ask, or `question_ask`."""
+    chat = with_ask(row["messages"], question_ask or contest_gate.ask(lang))
+    reply = ask(server, chat_body(chat, 1, top=contest_gate.TOP_K))
     return {"p_yes": round(yes_probability(reply, lang), 4), "usage": reply.get("usage", {})}
 
 

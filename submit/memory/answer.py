@@ -97,6 +97,7 @@ def clean_answer(raw: str) -> Optional[str]:
 
 
 _PREAMBLE = re.compile(r"^(?:(?:вот|here is|here's)\s+)?(?:(?:мой|my)\s+)?(?:ответ|answer)\s*:\s*", re.IGNORECASE)
+_PRESENTS = re.compile(r"^(?:вот|here)\b", re.IGNORECASE)  # a lead-in that only presents what follows
 _ITEM = re.compile(r"^(?:[-•*]|\d{1,2}[.)])\s+")  # a list line's mark: «- », «• », «1. », «2) »
 
 
@@ -110,8 +111,7 @@ def _lead_in(lines: list[str]) -> str:
         return first
     items = [_ITEM.sub("", ln).replace("**", "").strip().rstrip(":") for ln in rest if _ITEM.match(ln)]
     body = ", ".join(i for i in items if i) if items else rest[0].replace("**", "")
-    presents = re.match(r"^(?:вот|here)\b", first, re.IGNORECASE)
-    return body if presents else f"{first} {body}"
+    return body if _PRESENTS.match(first) else f"{first} {body}"
 
 
 def _words(text: str) -> list[str]:
@@ -188,7 +188,8 @@ def adds_nothing(answer: str, question: str) -> bool:
     (bench/results/reading.md)."""
     if not _lemmas(question) & _WH or asks_yes_no(question):  # «Помогли ли мне советы, как …?»
         return False
-    return not (_named(answer) - _named(question)) and not _named(answer) & offered(question)
+    named = _named(answer)
+    return not (named - _named(question)) and not named & offered(question)
 
 
 # The question words whose phrase is what is asked, not whom it is asked about: the first noun
@@ -207,7 +208,7 @@ def _nouns(question: str) -> tuple[list, list, dict]:
     """A Russian question's parses, the places of its nouns, and of those the asked phrase's, each
     with its asking word: the first noun after one of `_ASKING`, or after «кто» where it is the one
     asked for, and after a noun of `_KINDS` the next one as well."""
-    parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
+    parses = _parses(question)
     nouns = [i for i, p in enumerate(parses) if "NOUN" in p.tag]
     asked = {}
     for j, p in enumerate(parses):
@@ -217,10 +218,14 @@ def _nouns(question: str) -> tuple[list, list, dict]:
         if p.normal_form in _ASKING or (p.normal_form == "кто" and (
                 "nomn" in parses[first].tag or parses[first - 1].normal_form == "из")):
             asked[first] = p.normal_form
-            kind_of = next((i for i in nouns if i > first), None)
-            if _lemma(parses[first]) in _KINDS and kind_of == first + 1:
-                asked[kind_of] = p.normal_form
+            if _lemma(parses[first]) in _KINDS and first + 1 in nouns:
+                asked[first + 1] = p.normal_form
     return parses, nouns, asked
+
+
+def _parses(question: str) -> list:
+    """Each word's likeliest parse (pymorphy3), lowercased, in order."""
+    return [morph().parse(w)[0] for w in WORD.findall(question.lower())]
 
 
 def offered(question: str) -> set:
@@ -229,7 +234,7 @@ def offered(question: str) -> set:
     «Кто приезжал или собирался приехать?» offers none: verbs join there)."""
     if detect_lang(question) != "ru":
         return set()
-    parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
+    parses = _parses(question)
     return {_lemma(parses[k]) for i, p in enumerate(parses) if p.word == "или"
             for k in (i - 1, i + 1) if 0 <= k < len(parses) and "NOUN" in parses[k].tag}
 
