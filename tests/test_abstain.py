@@ -121,6 +121,8 @@ def test_the_check_is_the_answers_call_not_extraction_in_the_time_budget():
     ("Вы живёте в Омске.", "Где я живу?", False),
     ("В трёх странах.", "В каких странах я побывала?", False),  # a numeral the stop list holds names a count
     ("Ваша фамилия — Росляков.", "Какая у меня фамилия?", False),
+    ("Мать.", "Как зовут мою маму?", True),  # kin by another word is the same one (answer._KIN)
+    ("Вашу маму зовут Нина.", "Как зовут мою мать?", False),
     ("Your dog is your dog.", "What is my dog's name?", True),
     ('"That".', "What is one of Tim's favorite fantasy TV shows?", False),  # a quoted title names it
     ("Вы играете в футбол.", "Играю ли я в футбол?", False),  # a yes/no question, answered yes
@@ -196,6 +198,44 @@ def test_an_answer_given_from_someone_elses_line_is_unrelated(draft, question, u
     assert answer.unrelated(draft, question, answer.material(MATERIAL, question)) is unrelated
 
 
+@pytest.mark.parametrize("question, measures", [
+    ("Какая у меня зарплата?", {"money"}),  # the asked phrase's noun
+    ("Какой у меня рост?", {"length"}),
+    ("Сколько мне лет?", {"time"}),  # the noun «сколько» counts
+    ("Сколько километров я пробегаю?", {"length"}),  # a unit asks its own measure
+    ("Сколько я вешу?", {"mass"}),  # no counted noun: the verb
+    ("Сколько стоит мой телефон?", {"money"}),
+    ("Сколько я зарабатываю в месяц?", {"money"}),  # «в месяц» is no counted noun
+    ("Сколько раз в неделю я бегаю?", set()),  # times are no measure
+    ("Что я купил на зарплату?", set()),  # salary named, not asked
+    ("Что я делал на прошлой неделе?", set()),
+    ("How old am I?", set()),  # Russian only
+])
+def test_the_measure_a_question_asks(question, measures):
+    assert answer.asked_measures(question) == measures
+
+
+HEIGHT = [("рост", "Рост пользователя — 155 см."), ("Выдержки из диалогов", "Пользователь: на заводе платят 80 тысяч рублей")]
+
+
+@pytest.mark.parametrize("draft, question, other", [
+    ("155 сантиметров", "Какая у меня зарплата?", True),  # a height for a salary
+    ("155", "Сколько я вешу?", True),  # the number stands only as a height
+    ("Ваш рост — 155 сантиметров.", "Какой у меня рост?", False),
+    ("155", "Какой у меня рост?", False),
+    ("80 тысяч рублей", "Какая у меня зарплата?", False),  # past the multiplier, roubles
+    ("80", "Сколько я зарабатываю в месяц?", False),  # stands beside roubles
+    ("100 тысяч в месяц", "Сколько я зарабатываю?", False),  # «в месяц» is a rate, not the unit
+    ("60 кг", "Сколько я вешу?", False),  # stands nowhere: not judged here
+    ("42", "Сколько мне лет?", False),  # a bare number the material has nowhere beside a unit
+    ("2 кг яблок", "Что я купил на прошлой неделе?", False),  # the question asks no measure
+    ("155 cm", "How tall am I?", False),  # Russian only
+])
+def test_an_answer_of_another_measure_than_asked_is_unrelated(draft, question, other):
+    assert answer.other_measure(draft, question, HEIGHT) is other
+    assert answer.unrelated(draft, question, HEIGHT) is other
+
+
 @pytest.mark.parametrize("draft, question, ungrounded", [
     ("Вашу жену зовут Ольга.", "Как зовут мою жену?", True),  # stands nowhere
     ("Вашу жену зовут Людмилой.", "Как зовут мою жену?", False),  # another form of a word that stands
@@ -211,6 +251,7 @@ def test_an_answer_whose_value_stands_nowhere_in_the_material_is_ungrounded(draf
 
 @pytest.mark.parametrize("rule, said, question, draft", [
     ("unrelated", "С другом Сергеем ездили на рыбалку.", "Как зовут мою жену?", "Вашу жену зовут Сергей."),
+    ("unrelated", "Рост у меня 155 см, вешу немного.", "Какая у меня зарплата?", "155 см"),  # a height
     ("ungrounded", "Мы с женой завели собаку, гуляем с ней по утрам.", "Как зовут нашу собаку?",
      "Вашу собаку зовут Сережа."),  # no Сережа anywhere
 ])

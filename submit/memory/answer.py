@@ -184,12 +184,18 @@ def adds_nothing(answer: str, question: str) -> bool:
     `adds_nothing("В трёх странах.", "В каких странах я побывала?")` is False, and so is any answer
     to a yes/no question (no question word, or «ли»: «Играю ли я в футбол?») or any that picks one
     of the things a question offers (`offered`: «Живопись.» to «Какое у меня хобби — фотография или
-    живопись?»). A small reader asked what the material lacks often writes such a sentence
-    (bench/results/reading.md)."""
+    живопись?»). Kin count as one word («Мать.» to «Как зовут мою маму?» adds nothing). A small
+    reader asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
     if not _lemmas(question) & _WH or asks_yes_no(question):  # «Помогли ли мне советы, как …?»
         return False
     named = _named(answer)
-    return not (named - _named(question)) and not named & offered(question)
+    return not (_as_kin(named) - _as_kin(_named(question))) and not named & offered(question)
+
+
+def _as_kin(lemmas: set) -> set:
+    """Lemmas with each kin word as its one name (`_KIN`): «Мать» to «Как зовут мою маму?» names
+    no one the question does not."""
+    return {_KIN.get(w, w) for w in lemmas}
 
 
 # The question words whose phrase is what is asked, not whom it is asked about: the first noun
@@ -279,6 +285,12 @@ def material(chat: list, question: str) -> list[tuple[str, str]]:
 
 
 def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+    """The answer gives a value that belongs elsewhere: someone else's (`someone_elses`), or one of
+    another measure than the question asks (`other_measure`)."""
+    return someone_elses(answer, question, lines) or other_measure(answer, question, lines)
+
+
+def someone_elses(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     """The answer gives someone else's value: the question asks about someone (`asked_about`), the
     answer names something the question does not, and every material line (with its topic) that
     holds what it names is about nobody the question asks about. «Ваша жена — Сергей.» to «Как
@@ -289,6 +301,75 @@ def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
         return False
     holding = [(topic, found) for topic, found in ((topic, _lemmas(line)) for topic, line in lines) if found & named]
     return bool(holding) and not any(_mentions(found | _lemmas(topic), about) for topic, found in holding)
+
+
+# The measures a Russian question may ask: each by the words that ask it and by its units (lemmas;
+# abbreviations as written). One-letter abbreviations are left out: «г» is a gram or a year.
+_MEASURES = {
+    "money": ("зарплата заработок зарабатывать доход стоить стоимость цена бюджет оклад пенсия стипендия "
+              "деньги деньга платить заплатить потратить тратить", "рубль руб ₽ доллар $ евро € юань тенге гривна"),
+    "length": ("рост высота длина расстояние", "сантиметр см метр километр км миллиметр мм"),
+    "mass": ("вес весить", "килограмм кг грамм тонна фунт"),
+    "time": ("возраст время", "год лет месяц неделя день сутки час минута"),
+}
+_UNITS = {measure: frozenset(units.split()) for measure, (_, units) in _MEASURES.items()}
+_ASKS = {measure: frozenset(asks.split()) | _UNITS[measure] for measure, (asks, _) in _MEASURES.items()}
+# A number and the word after it, past a multiplier («50 тысяч рублей»: «рублей»); «$500» too.
+_QUANTITY = re.compile(r"(?<![\d.,])(\d+(?:[.,]\d+)?)(?![\d.,]\d)\s*(?:(?:тыс|тысяч[а-я]*|млн|миллион[а-я]*|"
+                       r"миллиард[а-я]*)\.?\s+)?([^\W\d_]+|[₽$€])?", re.IGNORECASE)
+_SIGN_FIRST = re.compile(r"([$€₽])\s*(\d+(?:[.,]\d+)?)")
+
+
+def _measures_of(word: str, within: dict) -> set:
+    """The measures of `within` (`_ASKS` or `_UNITS`) that a word names, by any of its parses' lemmas."""
+    lemmas = {word.lower()} | {p.normal_form.replace("ё", "е") for p in morph().parse(word.lower())}
+    return {measure for measure, words in within.items() if lemmas & words}
+
+
+def asked_measures(question: str) -> set:
+    """The measures a Russian question asks: its asked phrase's noun («Какая у меня зарплата?»:
+    money), the noun «сколько» counts («Сколько мне лет?»: time; the first one in the genitive, so
+    not «в месяц» in «Сколько я зарабатываю в месяц?»), or where «сколько» counts no noun, its verb
+    («Сколько я вешу?»: mass). Empty for English and for a question that asks no measure."""
+    if detect_lang(question) != "ru":
+        return set()
+    parses, nouns, asked = _nouns(question)
+    found = {m for i, by in asked.items() if by != "сколько" for m in _measures_of(parses[i].word, _ASKS)}
+    at = next((k for k, p in enumerate(parses) if p.normal_form == "сколько"), None)
+    if at is not None:
+        counted = next((i for i in nouns if i > at and "gent" in parses[i].tag), None)
+        words = [parses[counted].word] if counted is not None else [
+            p.word for p in parses[at + 1:] if {"VERB", "INFN"} & set(p.tag.grammemes)]
+        found |= {m for w in words for m in _measures_of(w, _ASKS)}
+    return found
+
+
+def _quantities(text: str) -> list[tuple[str, set]]:
+    """Each number of `text` with the measure of the unit right after it («155 сантиметров»:
+    ("155", {"length"})), empty where no unit follows («155», «30 тысяч в месяц»: «в» is none)."""
+    signed = [(number, _measures_of(sign, _UNITS)) for sign, number in _SIGN_FIRST.findall(text)]
+    return signed + [(number, _measures_of(unit, _UNITS) if unit else set()) for number, unit in _QUANTITY.findall(text)
+                     if number not in dict(signed)]  # «$500 в месяц»: the sign's
+
+
+def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+    """The answer gives a value of another measure than the question asks: a number whose unit is
+    another measure's («155 сантиметров» to «Какая у меня зарплата?»), or a bare number that stands
+    in the material beside another measure's unit and never beside the asked one's («155» to
+    «Сколько я вешу?» where the material has «рост 155 см»). A small reader given no salary gives
+    the height it read. Russian only; a question that asks no measure is not judged here."""
+    asked = asked_measures(question)
+    if not asked:
+        return False
+    for number, measures in _quantities(answer):
+        if measures:
+            if not measures & asked:
+                return True
+            continue
+        beside = [found for _, line in lines for n, found in _quantities(line) if n == number and found]
+        if beside and not any(found & asked for found in beside):
+            return True
+    return False
 
 
 def _mentions(words: set, about: set) -> bool:

@@ -76,7 +76,8 @@ class Settings:
     # no right one, bench/results/reading.md).
     decline_empty: bool = True
     # An answer whose value stands in the material only in lines about someone else than the one
-    # the question asks about («Как зовут мою жену?» → «Сергей», from «друг Сергей») is declined
+    # the question asks about («Как зовут мою жену?» → «Сергей», from «друг Сергей»), or of another
+    # measure than it asks («Какая у меня зарплата?» → «155 сантиметров»), is declined
     # (answer.unrelated: no call; Russian only). On the recorded Russian answers with their prompts
     # it declined no right answer (bench/results/reading.md, `bench/readers.py unrelated`).
     decline_unrelated: bool = True
