@@ -225,6 +225,22 @@ def rules_decline(text: str, question: str, lines: list) -> tuple[bool, bool, bo
             answer_step.ungrounded(text, question, lines))
 
 
+def stale_seconds(recorded: list, prompts: dict) -> set:
+    """The ids whose `second` row says no look was asked (no rule declined the plain answer, or no
+    line was about the question) where the rules as they are now decline it and a line is about it:
+    a rule changed since, and the contest path would ask."""
+    firsts = {r["id"]: r["answer"] for r in recorded if r["way"] == "plain"}
+    out = set()
+    for r in recorded:
+        row = prompts.get(r["id"])
+        if r["way"] != "second" or r.get("answer") is not None or row is None or not firsts.get(r["id"]):
+            continue
+        lines = answer_step.material(row["messages"], row["question"])
+        if any(rules_decline(firsts[r["id"]], row["question"], lines)) and answer_step.focus(row["question"], lines):
+            out.add(r["id"])
+    return out
+
+
 LISTS = ("list", "list_late")  # the contest's list call asks both, in one batch; a question's items are their union
 WAYS = {"plain": read_plain, "evidence": read_evidence, "ask_all": read_ask_all, "list": read_list,
         "list_late": read_list_late}
@@ -240,6 +256,14 @@ def read(args) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     recorded = rows_of([out], lambda r: "way" in r)
+    stale = stale_seconds(recorded, {r["id"]: r for r in rows}) if "second" in args.way else set()
+    if stale:  # read again below, in place of the rows recorded under the rules of their day
+        kept_rows = [{k: v for k, v in r.items() if k != "file"} for r in recorded
+                     if not (r["way"] == "second" and r["id"] in stale)]
+        jsonl.write_rows(out, kept_rows)
+        print(f"{len(stale)} second look(s) to read again, a rule now declining their plain answer: "
+              + ", ".join(sorted(stale)))
+        recorded = rows_of([out], lambda r: "way" in r)
     done = {(r["id"], r["way"]) for r in recorded}
     firsts = {r["id"]: r["answer"] for r in recorded if r["way"] == "plain"}  # the second look's first answers
     server = LlamaBackend(args.model).engine.server

@@ -322,3 +322,20 @@ def test_the_gate_asked_in_other_words_needs_prompts_that_say_whether_they_are_a
     prompts.write_text(json.dumps(prompt("1", "Кем я работаю?", "info_updating")), encoding="utf-8")
     with pytest.raises(SystemExit, match="answerable"):
         gate_asks.main(["read", "--prompts", str(prompts), "--out", str(tmp_path / "asks.jsonl")])
+
+
+def test_a_second_look_recorded_as_not_asked_is_read_again_where_a_rule_now_declines_its_answer():
+    """`read --way second` re-asks a `second` row recorded with no look where the rules as they are
+    now decline the plain answer and a line is about the question: the contest path would ask."""
+    material = ("Факты о пользователе по темам:\nдрузья:\n- [сессия 2] Друга пользователя зовут Сергей.\n"
+                "жена:\n- [сессия 1] Жену пользователя зовут Людмила.\n\nВыдержки из диалогов:\n—\n\n")
+    asked = [("1", "Как зовут мою жену?", "Сергей", None),  # the friend's name: declined now, lines about her
+             ("2", "Как зовут моего сына?", "Сергей", None),  # declined, but no line is about a son
+             ("3", "Как зовут мою жену?", "Вашу жену зовут Людмила.", None),  # no rule declines it
+             ("4", "Как зовут мою жену?", "Сергей", "Людмила")]  # looked at already
+    prompts = {i: {"id": i, "question": q, "messages": [
+        {"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет одним предложением:"}]}
+        for i, q, _, _ in asked}
+    recorded = [reading_row(i, q, "fact_equal_session", way, answer=found) for i, q, first, again in asked
+                for way, found in (("plain", first), ("second", again))]
+    assert readers.stale_seconds(recorded, prompts) == {"1"}
