@@ -198,6 +198,14 @@ def test_an_answer_given_from_someone_elses_line_is_unrelated(draft, question, u
     assert answer.unrelated(draft, question, answer.material(MATERIAL, question)) is unrelated
 
 
+def test_another_form_of_the_questions_word_is_no_value_of_anyone_elses():
+    lines = [("Выдержки из диалогов", "Пользователь: дочка меня совсем не слушает")]
+    # a yes/no question restated: «слушают» is «слушаются» in another form, though the line that
+    # holds «слушать» is about the daughter
+    assert not answer.unrelated("Мальчишки слушают меня.", "Слушаются ли меня мальчишки?", lines)
+    assert answer.unrelated("Мальчишки слушают дочку.", "Слушаются ли меня мальчишки?", lines)
+
+
 @pytest.mark.parametrize("question, measures", [
     ("Какая у меня зарплата?", {"money"}),  # the asked phrase's noun
     ("Какой у меня рост?", {"length"}),

@@ -90,6 +90,9 @@ def test_answers_lose_only_quotes_that_wrap_them_whole(reply, answer):
     ("Ваши любимые блюда:\n- пицца\n- **суши**", "Ваши любимые блюда: пицца, суши"),  # a lead-in that names: kept
     ("Here's the answer:\nParis.", "Paris."),
     ("Вот ответ: Томск", "Томск"),
+    ("Ответ одним предложением: да", "да"),  # the answer prompt's own last line, echoed
+    ("One-sentence answer: Yes.", "Yes."),
+    ("Ответственность: большая", "Ответственность: большая"),  # a word that starts like «ответ» stays
     ("Вот ответ:", None),  # nothing after it: no answer
     ("Вы живёте в Томске.\nЕщё я помню…", "Вы живёте в Томске."),  # no lead-in: the first line alone
 ])

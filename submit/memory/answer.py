@@ -96,7 +96,9 @@ def clean_answer(raw: str) -> Optional[str]:
     return answer
 
 
-_PREAMBLE = re.compile(r"^(?:(?:вот|here is|here's)\s+)?(?:(?:мой|my)\s+)?(?:ответ|answer)\s*:\s*", re.IGNORECASE)
+# «Ответ:», «Вот мой ответ:», and the answer prompt's own last line echoed («Ответ одним предложением:»)
+_PREAMBLE = re.compile(r"^(?:(?:вот|here is|here's)\s+)?(?:(?:мой|my)\s+)?(?:one-sentence\s+)?(?:ответ|answer)"
+                       r"(?:\s+одним\s+предложением)?\s*:\s*", re.IGNORECASE)
 _PRESENTS = re.compile(r"^(?:вот|here)\b", re.IGNORECASE)  # a lead-in that only presents what follows
 _ITEM = re.compile(r"^(?:[-•*]|\d{1,2}[.)])\s+")  # a list line's mark: «- », «• », «1. », «2) »
 
@@ -296,11 +298,19 @@ def someone_elses(answer: str, question: str, lines: list[tuple[str, str]]) -> b
     holds what it names is about nobody the question asks about. «Ваша жена — Сергей.» to «Как
     зовут мою жену?» where «Сергей» stands only in «Друг пользователя Сергей …». A value the material
     lacks altogether is not judged here (the reader may have put it in other words)."""
-    about, named = asked_about(question), _named(answer) - _named(question)
+    about, named = asked_about(question), _beyond(answer, question)
     if not about or not named:
         return False
     holding = [(topic, found) for topic, found in ((topic, _lemmas(line)) for topic, line in lines) if found & named]
     return bool(holding) and not any(_mentions(found | _lemmas(topic), about) for topic, found in holding)
+
+
+def _beyond(answer: str, question: str) -> set:
+    """What the answer names that the question does not, by lemma, and not as another form of one
+    of the question's words either (`_mentions`: kin, or the first five letters): «Мальчишки
+    слушают меня.» to «Слушаются ли меня мальчишки?» names nothing beyond it."""
+    asked = _named(question)
+    return {w for w in _named(answer) - asked if not _mentions({w}, asked)}
 
 
 # The measures a Russian question may ask: each by the words that ask it and by its units (lemmas;
@@ -404,7 +414,7 @@ def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool
     answer is more often put in its own words («likely», a worked-out date)."""
     if detect_lang(question) != "ru":
         return False
-    named = {w for w in _named(answer) - _named(question) if not _counted(w)}
+    named = {w for w in _beyond(answer, question) if not _counted(w)}
     if not named:
         return False
     return not _mentions({w for topic, line in lines for w in _lemmas(f"{topic} {line}")}, named)
