@@ -205,15 +205,23 @@ def read_second(server, row: dict, lang: str, first: Optional[str]) -> dict:
     names (`answer.focus`, `answer.focused_prompt`); `answer` None where no rule declines it or no
     line is about the question (the contest makes no call then). Whether it holds up
     (`answer.holds_up`) is read when the tables are, so a changed rule replays."""
-    lines = answer_step.material(row["messages"], row["question"])
-    declined = bool(first) and any(rules_decline(first, row["question"], lines))
-    focused = answer_step.focus(row["question"], lines) if declined else []
+    focused = looked_at(row, first)
     if not focused:
         return {"answer": None, "lines": 0}
     reply = ask(server, chat_body(answer_step.focused_prompt(row["messages"], row["question"], focused),
                                   answer_step.SECOND_LOOK_MAX_TOKENS))
     raw = reply["choices"][0]["message"]["content"] or ""
     return {"answer": answer_step.clean_answer(raw), "lines": len(focused), "raw": raw, "usage": reply.get("usage", {})}
+
+
+def looked_at(row: dict, first: Optional[str]) -> list:
+    """The lines the contest's second look at the plain answer `first` reads: the material about
+    what the question names (`answer.focus`) where a call-free rule declines `first`; [] where none
+    does or no line is about it (no look, no call)."""
+    lines = answer_step.material(row["messages"], row["question"])
+    if not first or not any(rules_decline(first, row["question"], lines)):
+        return []
+    return answer_step.focus(row["question"], lines)
 
 
 def rules_decline(text: str, question: str, lines: list) -> tuple[bool, bool, bool]:
@@ -230,15 +238,8 @@ def stale_seconds(recorded: list, prompts: dict) -> set:
     line was about the question) where the rules as they are now decline it and a line is about it:
     a rule changed since, and the contest path would ask."""
     firsts = {r["id"]: r["answer"] for r in recorded if r["way"] == "plain"}
-    out = set()
-    for r in recorded:
-        row = prompts.get(r["id"])
-        if r["way"] != "second" or r.get("answer") is not None or row is None or not firsts.get(r["id"]):
-            continue
-        lines = answer_step.material(row["messages"], row["question"])
-        if any(rules_decline(firsts[r["id"]], row["question"], lines)) and answer_step.focus(row["question"], lines):
-            out.add(r["id"])
-    return out
+    return {r["id"] for r in recorded if r["way"] == "second" and r.get("answer") is None
+            and r["id"] in prompts and looked_at(prompts[r["id"]], firsts.get(r["id"]))}
 
 
 LISTS = ("list", "list_late")  # the contest's list call asks both, in one batch; a question's items are their union
@@ -258,12 +259,10 @@ def read(args) -> int:
     recorded = rows_of([out], lambda r: "way" in r)
     stale = stale_seconds(recorded, {r["id"]: r for r in rows}) if "second" in args.way else set()
     if stale:  # read again below, in place of the rows recorded under the rules of their day
-        kept_rows = [{k: v for k, v in r.items() if k != "file"} for r in recorded
-                     if not (r["way"] == "second" and r["id"] in stale)]
-        jsonl.write_rows(out, kept_rows)
+        recorded = [r for r in recorded if not (r["way"] == "second" and r["id"] in stale)]
+        jsonl.write_rows(out, [{k: v for k, v in r.items() if k != "file"} for r in recorded])
         print(f"{len(stale)} second look(s) to read again, a rule now declining their plain answer: "
               + ", ".join(sorted(stale)))
-        recorded = rows_of([out], lambda r: "way" in r)
     done = {(r["id"], r["way"]) for r in recorded}
     firsts = {r["id"]: r["answer"] for r in recorded if r["way"] == "plain"}  # the second look's first answers
     server = LlamaBackend(args.model).engine.server

@@ -358,8 +358,9 @@ def _quantities(text: str) -> list[tuple[str, set]]:
     """Each number of `text` with the measure of the unit right after it («155 сантиметров»:
     ("155", {"length"})), empty where no unit follows («155», «30 тысяч в месяц»: «в» is none)."""
     signed = [(number, _measures_of(sign, _UNITS)) for sign, number in _SIGN_FIRST.findall(text)]
+    taken = {number for number, _ in signed}  # «$500 в месяц»: the sign's
     return signed + [(number, _measures_of(unit, _UNITS) if unit else set()) for number, unit in _QUANTITY.findall(text)
-                     if number not in dict(signed)]  # «$500 в месяц»: the sign's
+                     if number not in taken]
 
 
 def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
@@ -371,15 +372,18 @@ def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> b
     asked = asked_measures(question)
     if not asked:
         return False
-    for number, measures in _quantities(answer):
-        if measures:
-            if not measures & asked:
-                return True
-            continue
-        beside = [found for _, line in lines for n, found in _quantities(line) if n == number and found]
-        if beside and not any(found & asked for found in beside):
-            return True
-    return False
+    quantities = _quantities(answer)
+    if any(measures and not measures & asked for _, measures in quantities):
+        return True
+    bare = {number for number, measures in quantities if not measures}
+    if not bare:
+        return False
+    beside: dict = {}  # each bare number -> the measures of the units it stands beside in the material
+    for _, line in lines:
+        for number, measures in _quantities(line):
+            if number in bare and measures:
+                beside.setdefault(number, []).append(measures)
+    return any(not any(found & asked for found in measures) for measures in beside.values())
 
 
 def _mentions(words: set, about: set) -> bool:
@@ -387,8 +391,7 @@ def _mentions(words: set, about: set) -> bool:
     names «дочка», «папа» «отец»), or for one of five letters or more a word that starts with its
     first five (a diminutive: «сестрёнка» names «сестра»; a shorter one must match whole, «другой»
     is no «друг»)."""
-    words = words | {_KIN[w] for w in words if w in _KIN}
-    about = about | {_KIN[a] for a in about if a in _KIN}
+    words, about = words | _as_kin(words), about | _as_kin(about)
     heads = {a[:5] for a in about if len(a) >= 5}
     return bool(words & about) or any(w.startswith(h) for w in words for h in heads)
 
