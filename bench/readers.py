@@ -111,7 +111,9 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
 def answer(args) -> int:
     from local_eval.specs import make_llm
     from tqdm import tqdm
-    prompts = rows_of(args.prompts)
+    prompts = rows_of([prompt_file(p) for p in args.prompts])
+    if not prompts:
+        raise SystemExit(f"no prompts to answer in {', '.join(args.prompts)}: a bench/prompts.py file, or SET:CHARS")
     done = {r["id"] for r in rows_of([args.out])}
     todo = [r for r in prompts if r["id"] not in done]
     llm = make_llm(args.llm)
@@ -201,10 +203,10 @@ def read_list_late(server, row: dict, lang: str) -> dict:
 
 def read_second(server, row: dict, lang: str, first: Optional[str]) -> dict:
     """The contest's second look (`Settings.second_look`) at the plain answer `first`: where a
-    call-free rule declines it, the reader's answer from the material lines about what the question
-    names (`answer.focus`, `answer.focused_prompt`); `answer` None where no rule declines it or no
-    line is about the question (the contest makes no call then). Whether it holds up
-    (`answer.holds_up`) is read when the tables are, so a changed rule replays."""
+    call-free rule declines it or it says no information, the reader's answer from the material
+    lines about what the question names (`answer.focus`, `answer.focused_prompt`); `answer` None
+    where neither or no line is about the question (the contest makes no call then). Whether it
+    holds up (`answer.second_answer`) is read when the tables are, so a changed rule replays."""
     focused = looked_at(row, first)
     if not focused:
         return {"answer": None, "lines": 0}
@@ -216,10 +218,10 @@ def read_second(server, row: dict, lang: str, first: Optional[str]) -> dict:
 
 def looked_at(row: dict, first: Optional[str]) -> list:
     """The lines the contest's second look at the plain answer `first` reads: the material about
-    what the question names (`answer.focus`) where a call-free rule declines `first`; [] where none
-    does or no line is about it (no look, no call)."""
+    what the question names (`answer.focus`) where a call-free rule declines `first` or it says no
+    information; [] where neither or no line is about it (no look, no call)."""
     lines = answer_step.material(row["messages"], row["question"])
-    if not first or not any(rules_decline(first, row["question"], lines)):
+    if not first or not (answer_step.says_no_info(first) or any(rules_decline(first, row["question"], lines))):
         return []
     return answer_step.focus(row["question"], lines)
 
@@ -235,8 +237,8 @@ def rules_decline(text: str, question: str, lines: list) -> tuple[bool, bool, bo
 
 def stale_seconds(recorded: list, prompts: dict) -> set:
     """The ids whose `second` row says no look was asked (no rule declined the plain answer, or no
-    line was about the question) where the rules as they are now decline it and a line is about it:
-    a rule changed since, and the contest path would ask."""
+    line was about the question) where the contest path would ask now (`looked_at`): a rule
+    changed since."""
     firsts = {r["id"]: r["answer"] for r in recorded if r["way"] == "plain"}
     return {r["id"] for r in recorded if r["way"] == "second" and r.get("answer") is None
             and r["id"] in prompts and looked_at(prompts[r["id"]], firsts.get(r["id"]))}
@@ -253,7 +255,9 @@ NOT_ANSWERS = ("gate", "second") + LISTS
 def read(args) -> int:
     from local_eval.llms.llama import LlamaBackend
     from tqdm import tqdm
-    rows = rows_of(args.prompts, lambda r: "messages" in r)
+    rows = rows_of([prompt_file(p) for p in args.prompts], lambda r: "messages" in r)
+    if not rows:
+        raise SystemExit(f"no prompts to read in {', '.join(args.prompts)}: a bench/prompts.py file, or SET:CHARS")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     recorded = rows_of([out], lambda r: "way" in r)
@@ -265,6 +269,7 @@ def read(args) -> int:
               + ", ".join(sorted(stale)))
     done = {(r["id"], r["way"]) for r in recorded}
     firsts = {r["id"]: r["answer"] for r in recorded if r["way"] == "plain"}  # the second look's first answers
+    sets = {r["id"]: r.get("set") for r in recorded}  # a shipped calibration prompt names no set; its rows do
     server = LlamaBackend(args.model).engine.server
     todo = [(row, way) for row in rows for way in args.way + ([] if args.no_gate else ["gate"])
             if (row["id"], way) not in done and (way not in LISTS or list_step.several(row["question"]))]
@@ -281,7 +286,8 @@ def read(args) -> int:
             found = WAYS[way](server, row, lang)
         if way == "plain":
             firsts[row["id"]] = found["answer"]
-        jsonl.append_rows(out, [{"id": row["id"], "set": row.get("set"), "way": way, "question": row["question"],
+        jsonl.append_rows(out, [{"id": row["id"], "set": row.get("set") or sets.get(row["id"]), "way": way,
+                                 "question": row["question"],
                                  "gold": row.get("gold", ""), "question_type": row["question_type"],
                                  "answerable": row.get("answerable"), "model": args.model, **found,
                                  "seconds": round(time.perf_counter() - start, 1)}])
@@ -377,8 +383,8 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     with `prompts` (`load_material`: the bench/prompts.py rows the answers were read from) too, with
     the unrelated-value decline (`answer.unrelated`) after it, then the ungrounded-value decline
     (`answer.ungrounded`), as the contest path has them; with
-    `seconds` (`second_looked`), with the second look at the answers the three rules decline ("+
-    second look"); with
+    `seconds` (`second_looked`), with the second look at the answers the three rules or the reader
+    decline ("+ second look"); with
     `listings` ((file, set, id) -> the items of the list ways' rows), each of those with the listed
     items joined too ("+ list",
     `with_listed`), for every question (one the list way did not read keeps its answer)."""
@@ -415,7 +421,7 @@ def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: 
                 out.append((f"{way} + empty + unrelated + ungrounded + gate {gate}", way,
                             final(row, said_nothing or other or nowhere or declined[key])))
             if key in seconds and way == "plain":  # the second look was read of the plain answer
-                ruled = said_nothing or other or nowhere
+                ruled = said_nothing or other or nowhere or answer_step.says_no_info(row["answer"] or "")
                 again = (seconds[key] or no_info(row)) if ruled else row["answer"]
                 out.append((f"{way} + empty + unrelated + ungrounded + second look", way, again))
                 if key in declined:
@@ -699,16 +705,14 @@ def call_free(row: dict, material: Optional[dict]) -> tuple[bool, bool, bool]:
 def second_looked(rows: list, material: Optional[dict]) -> dict:
     """(file, set, id) -> what the contest's second look makes of a declined plain answer, for each
     `second` row read from a prompt `material` has: its answer where it holds up on the focused
-    lines (`answer.holds_up`), else None (the question stays declined)."""
+    lines (`answer.second_answer`), else None (the question stays declined)."""
     out = {}
     for r in rows:
         prompt = prompt_of(material, r) if r.get("way") == "second" else None
         if prompt is None:
             continue
         focused = answer_step.focus(r["question"], answer_step.material(prompt["messages"], r["question"]))
-        text = r["answer"]
-        held = bool(text) and answer_step.holds_up(text, r["question"], focused)
-        out[(r["file"], r.get("set"), r["id"])] = text if held else None
+        out[(r["file"], r.get("set"), r["id"])] = answer_step.second_answer(r["answer"], r["question"], focused)
     return out
 
 
@@ -774,7 +778,7 @@ def declines_table(args) -> int:
                 if says and stage:
                     declined[i].add(stage)
         shown = [s for s in stages if s and (s != looks or seconds)]  # the second look where it was read
-        rules_and_look = set(stages[1:5])  # a second look that holds up takes back its rule's decline
+        rules_and_look = set(stages[:5])  # a second look that holds up takes back the reader's or a rule's decline
         for stage in shown:
             upto = set(stages[:stages.index(stage) + 1])
             out = [i for i in plain if (hit := declined[i] & upto) and not (looks in hit and hit <= rules_and_look)]
@@ -870,13 +874,15 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     a = sub.add_parser("answer", help="ask an LLM every prompt, and the abstention check both ways")
-    a.add_argument("--prompts", action="append", required=True, help="a prompt file (bench/prompts.py)")
+    a.add_argument("--prompts", action="append", required=True,
+                   help="a prompt file (bench/prompts.py), or SET:CHARS (`ru_dev:4000`, built where it is not yet)")
     a.add_argument("--llm", required=True, help="LLM spec (local_eval's; e.g. cache:DIR+llama:qwen2.5-coder-1.5b)")
     a.add_argument("--out", required=True, help="answers JSONL (appended; a rerun reads only what is missing)")
     a.add_argument("--ask", default="", help="another last line for every prompt (a wording to try)")
     a.add_argument("--no-checks", action="store_true", help="the answer alone, no abstention check")
     r = sub.add_parser("read", help="ask the local model every prompt in every way, and the gate question")
-    r.add_argument("--prompts", action="append", required=True)
+    r.add_argument("--prompts", action="append", required=True,
+                   help="a prompt file (bench/prompts.py), or SET:CHARS (`ru_dev:4000`, built where it is not yet)")
     r.add_argument("--way", action="append", choices=(*WAYS, "second"), default=[],
                    help="ways to answer (none: only the gate question); `second`: the contest's second look at "
                         "a plain answer a call-free rule declines (after --way plain, or on a file that has it)")

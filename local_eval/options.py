@@ -195,9 +195,10 @@ OPTIONS = (
     Option("decline_ungrounded", bool, "decline a Russian answer whose value (numbers aside) stands nowhere in the "
            "material (no call) [default: {default}, as in the contest]", ON_OFF, ANSWER, True,
            path="memory.decline_ungrounded", default=TREE),
-    Option("second_look", bool, "ask an answer one of the three call-free rules declines once more, of the "
-           "material lines about what the question names, and keep it where it stands on them (Russian; one call "
-           "of at most 40 tokens, none where no line is about it) [default: {default}, as in the contest]",
+    Option("second_look", bool, "ask an answer one of the three call-free rules declines, or the reader's own "
+           "\"no information\", once more, of the material lines about what the question names, and keep it where "
+           "it stands on them (Russian; one call of at most 40 tokens, none where no line is about it) "
+           "[default: {default}, as in the contest]",
            ON_OFF, ANSWER, True, path="memory.second_look", default=TREE),
     Option("decline_speaker", bool, "in a chat between two named people, decline a question about one of them "
            "whose turns match it worse than the other's by more than the calibrated margin (no call; needs a "

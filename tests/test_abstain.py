@@ -131,9 +131,41 @@ def test_the_check_is_the_answers_call_not_extraction_in_the_time_budget():
     # picking one of the things the question offers is an answer; verbs joined by «или» offer nothing
     ("Ваше хобби — живопись.", "Какое у меня хобби — фотография или живопись?", False),
     ("Родственники приезжали в гости.", "Кто из родственников приезжал или собирался приехать ко мне в гости?", True),
+    # asked what someone is called, an answer with no name says nothing of it
+    ("Шедевр! Ладно, пора тёщу встречать", "Как зовут мою тёщу?", True),
+    ("У пользователя есть младшая сестра, которая учится в школе.", "Как зовут мою старшую сестру?", True),
+    ("Собаку зовут Шарик.", "Как зовут мою собаку?", False),
 ])
 def test_an_answer_that_names_nothing_the_question_does_not_is_empty(draft, question, empty):
     assert answer.adds_nothing(draft, question) is empty
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("Как зовут мою тёщу?", True),
+    ("Как мы назвали дочку?", True),
+    ("Какая у меня фамилия?", True),
+    ("Какое имя я выбрала для кота?", True),
+    ("Кто зовёт меня на рыбалку?", False),  # asks who, not what someone is called
+    ("Как называется мой любимый фильм?", False),  # a title, not a name
+    ("What is my dog's name?", False),  # Russian only
+])
+def test_a_question_that_asks_what_someone_is_called(question, asks):
+    assert answer.asks_name(question) is asks
+
+
+@pytest.mark.parametrize("text, gives", [
+    ("Людмила", True),
+    ("Шарик.", True),  # a name alone, though the dictionary knows it as a ball
+    ("Собаку зовут Шарик.", True),  # capitalised inside a sentence
+    ("Её зовут лиза, она милая.", True),  # the dictionary knows the name
+    ("Ваша фамилия — Фомина.", True),
+    ("Кота зовут «уголёк», и он чёрный.", True),  # quoted
+    ("Шедевр! Ладно, пора тёщу встречать", False),  # capitals only where sentences start
+    ("У пользователя есть младшая сестра, которая учится в школе.", False),  # «У» is no initial here
+    ("Мою бабушку зовут бабушка.", False),
+])
+def test_an_answer_that_holds_a_name(text, gives):
+    assert answer.gives_name(text) is gives
 
 
 def test_an_empty_draft_is_declined_unless_turned_off():
@@ -358,6 +390,25 @@ def test_a_second_looks_answer_must_name_what_and_whom_the_question_asks_of(text
     assert lines and answer.holds_up(text, question, lines) is holds
 
 
+SISTER = [{"role": "user", "content": "Факты о пользователе по темам:\nсестра:\n- [сессия 1] У пользователя есть младшая сестра.\n\n"
+           "Выдержки из диалогов:\nПользователь: Младшей сестрёнке нужен в школе пересказ Гранатового браслета\n"
+           "Ассистент: Младшей сестрёнке можно помочь с пересказом."}]
+
+
+@pytest.mark.parametrize("text, kept", [
+    # the user's line copied with its label: the user's own words
+    ("Пользователь: Младшей сестрёнке нужен в школе пересказ Гранатового браслета",
+     "Младшей сестрёнке нужен в школе пересказ Гранатового браслета"),
+    ("Ассистент: Младшей сестрёнке можно помочь с пересказом.", None),  # another speaker's line
+    ("Пользователь: С чем нужно было помочь моей младшей сестре в школе?", None),  # the question echoed
+    (None, None),
+])
+def test_a_second_look_keeps_the_users_copied_line_as_the_users_words(text, kept):
+    question = "С чем нужно было помочь моей младшей сестре в школе?"
+    lines = answer.focus(question, answer.material(SISTER, question))
+    assert lines and answer.second_answer(text, question, lines) == kept
+
+
 @pytest.mark.parametrize("question, offered", [
     ("Какое у меня сейчас творческое хобби — фотография или живопись?", {"фотография", "живопись"}),
     ("Кошка или собака живёт у меня дома?", {"кошка", "собака"}),
@@ -408,6 +459,19 @@ def test_a_declined_answer_that_holds_up_on_a_second_look_is_given():
 def test_a_second_look_that_does_not_hold_up_leaves_the_question_declined():
     text, model, _ = second_look("Вашу жену зовут Сергей.", "Вашу жену зовут Сергей.")
     assert text == NO_INFO and model.memory_stats("d")["declined"] == "unrelated"
+
+
+def test_the_readers_own_decline_gets_a_second_look_too():
+    text, model, llm = second_look(NO_INFO, "Вашу жену зовут Людмила.")
+    stats = model.memory_stats("d")
+    assert text == "Вашу жену зовут Людмила." and stats["declined"] is None and stats["second_look"] == "own"
+    assert stats["llm"]["by_purpose"]["second_look"]["calls"] == 1
+
+
+def test_the_readers_own_decline_stands_where_its_second_look_does_not_hold_up():
+    text, model, _ = second_look(NO_INFO, "Вашу жену зовут Сергей.")
+    stats = model.memory_stats("d")
+    assert text == NO_INFO and stats["declined"] is None and stats["second_look"] == "own"
 
 
 def test_no_line_about_the_question_no_second_look():

@@ -54,26 +54,31 @@ def test_a_rate_too_slow_to_extract_is_measured_again_after_ten_dialogues():
 
 
 class TimedLLM(ScriptedLLM):
-    """A scripted LLM that "takes" `per_prompt` seconds of a fake clock for every prompt."""
+    """A scripted LLM that "takes" `per_prompt` seconds of a fake clock for every prompt, and answers
+    every question with `answer` (by default one the rules let stand: the answer is one call; a
+    reader's "no information" is looked at again, a second call)."""
 
     name = "timed"
     prior_seconds_per_prompt = None  # no prior: the budget has to measure it
 
-    def __init__(self, clock, per_prompt):
+    def __init__(self, clock, per_prompt, answer="Важной была заметка номер 7."):
         super().__init__()
-        self.clock, self.per_prompt = clock, per_prompt
+        self.clock, self.per_prompt, self.answer = clock, per_prompt, answer
+
+    def default_answer(self, chat):
+        return self.answer
 
     def _generate(self, chats, *, max_tokens, schema, purpose):
         self.clock.advance(self.per_prompt * len(chats))
         return super()._generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose)
 
 
-def run_contest(per_prompt, dialogues=12, share=30.0):
+def run_contest(per_prompt, dialogues=12, share=30.0, **answer):
     """`dialogues` dialogues of 40 long and 10 short user turns on a fake clock; the plans and the time used."""
     from submit import SubmitModelWithMemory
     from submit.config import Config
     clock = ManualClock()
-    llm = TimedLLM(clock, per_prompt)
+    llm = TimedLLM(clock, per_prompt, **answer)
     config = Config(llm="scripted", embedder="hash", budget=BudgetSettings(
         hours=dialogues * share / 3600, expected_dialogues=dialogues, answer_ceiling_s=300))
     model = SubmitModelWithMemory("", config=config, llm=llm, clock=clock)
@@ -103,6 +108,14 @@ def test_a_slow_backend_degrades_from_the_second_dialogue_and_the_run_fits():
     assert used == 12 * 30.0  # the whole budget, not a second more: the last dialogue takes what is left
     assert stats["seconds_per_prompt"] == 1.0 and stats["overhead_s"] == 1.0
     assert dict(model.fallbacks) == {"budget_level_2": 7, "budget_level_1": 3}
+
+
+def test_the_second_look_at_a_readers_decline_is_counted_in_the_answers_time():
+    from submit.memory.lang import NO_INFO
+    plans, used, stats, model = run_contest(per_prompt=1.0, answer=NO_INFO["ru"])
+    assert stats["overhead_s"] == 2.0  # the answer and its second look, one second each
+    assert list(model.llm.purposes)[:4] == ["extract", "answer", "second_look", "extract"]
+    assert used <= 12 * 30.0
 
 
 def test_a_hopeless_backend_answers_without_extraction_until_it_has_time_again():

@@ -267,11 +267,12 @@ def test_declines_counts_each_stage_and_the_cross_validated_gate_fits_without_th
                        "a: thresholds by held-out dialogue: 1: 0.6, 2: 0.7"]
 
 
-def test_a_second_look_that_holds_up_takes_back_its_rules_decline_in_declines_and_the_table(tmp_path, capsys):
+def test_a_second_look_that_holds_up_takes_back_its_rules_or_the_readers_decline_in_declines_and_the_table(tmp_path, capsys):
     material = ("Факты о пользователе по темам:\nдрузья:\n- [сессия 2] Друга пользователя зовут Сергей.\n"
                 "жена:\n- [сессия 1] Жену пользователя зовут Людмила.\n\nВыдержки из диалогов:\n—\n\n")
     asked = [("1", "Как зовут мою жену?", "fact_equal_session", "Сергей", "Вашу жену зовут Людмила."),
-             ("2", "Как зовут моего сына?", "no_info", "Сергей", None)]  # no line about a son: no second call
+             ("2", "Как зовут моего сына?", "no_info", "Сергей", None),  # no line about a son: no second call
+             ("3", "Как зовут мою жену?", "fact_equal_session", "У меня нет такой информации.", "Людмила.")]  # the reader's own
     prompts = [{"id": i, "set": "ru_dev", "question": q, "answerable": kind != "no_info", "question_type": kind,
                 "messages": [{"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет одним предложением:"}]}
                for i, q, kind, _, _ in asked]
@@ -283,15 +284,18 @@ def test_a_second_look_that_holds_up_takes_back_its_rules_decline_in_declines_an
     verdicts.write_text("\n".join(json.dumps({"question": q, "answer": a, "correct": ok}, ensure_ascii=False) for q, a, ok in (
         ("Как зовут мою жену?", "Вашу жену зовут Людмила.", True), ("Как зовут мою жену?", "Сергей", False),
         ("Как зовут моего сына?", "Сергей", False), ("Как зовут моего сына?", readers.no_info(rows[0]), True),
-        ("Как зовут мою жену?", readers.no_info(rows[0]), False))), encoding="utf-8")
+        ("Как зовут мою жену?", readers.no_info(rows[0]), False), ("Как зовут мою жену?", "Людмила.", True))),
+        encoding="utf-8")
     assert readers.main(["declines", str(tmp_path / "a.jsonl"), "--prompts", str(tmp_path / "p.jsonl")]) == 0
     out = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
-    assert out[-2:] == ["| a | + ungrounded | 1/1 | 1/1 | 0 |", "| a | + second look | 1/1 | 0/1 | 0 |"]
+    assert out[-5:] == ["| a | the reader's own | 0/1 | 1/2 | 0 |", "| a | + empty | 0/1 | 1/2 | 0 |",
+                        "| a | + unrelated | 1/1 | 2/2 | 0 |", "| a | + ungrounded | 1/1 | 2/2 | 0 |",
+                        "| a | + second look | 1/1 | 0/2 | 0 |"]
     assert readers.main(["table", str(tmp_path / "a.jsonl"), "--verdicts", str(verdicts), "--empty",
                          "--prompts", str(tmp_path / "p.jsonl")]) == 0
     table = capsys.readouterr().out
-    assert "| a | ru_dev | plain + empty + unrelated + ungrounded | 0/1 | 1/1 | 1/2 |" in table
-    assert "| a | ru_dev | plain + empty + unrelated + ungrounded + second look | 1/1 | 1/1 | 2/2 |" in table
+    assert "| a | ru_dev | plain + empty + unrelated + ungrounded | 0/2 | 1/1 | 1/3 |" in table
+    assert "| a | ru_dev | plain + empty + unrelated + ungrounded + second look | 2/2 | 1/1 | 3/3 |" in table
 
 
 def test_the_gate_asked_in_other_words_is_scored_with_each_asks_sense(tmp_path, capsys):
@@ -326,16 +330,18 @@ def test_the_gate_asked_in_other_words_needs_prompts_that_say_whether_they_are_a
 
 def test_a_second_look_recorded_as_not_asked_is_read_again_where_a_rule_now_declines_its_answer():
     """`read --way second` re-asks a `second` row recorded with no look where the rules as they are
-    now decline the plain answer and a line is about the question: the contest path would ask."""
+    now decline the plain answer, or the reader declined, and a line is about the question: the
+    contest path would ask."""
     material = ("Факты о пользователе по темам:\nдрузья:\n- [сессия 2] Друга пользователя зовут Сергей.\n"
                 "жена:\n- [сессия 1] Жену пользователя зовут Людмила.\n\nВыдержки из диалогов:\n—\n\n")
     asked = [("1", "Как зовут мою жену?", "Сергей", None),  # the friend's name: declined now, lines about her
              ("2", "Как зовут моего сына?", "Сергей", None),  # declined, but no line is about a son
              ("3", "Как зовут мою жену?", "Вашу жену зовут Людмила.", None),  # no rule declines it
-             ("4", "Как зовут мою жену?", "Сергей", "Людмила")]  # looked at already
+             ("4", "Как зовут мою жену?", "Сергей", "Людмила"),  # looked at already
+             ("5", "Как зовут мою жену?", "У меня нет такой информации.", None)]  # the reader's own decline
     prompts = {i: {"id": i, "question": q, "messages": [
         {"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет одним предложением:"}]}
         for i, q, _, _ in asked}
     recorded = [reading_row(i, q, "fact_equal_session", way, answer=found) for i, q, first, again in asked
                 for way, found in (("plain", first), ("second", again))]
-    assert readers.stale_seconds(recorded, prompts) == {"1"}
+    assert readers.stale_seconds(recorded, prompts) == {"1", "5"}

@@ -11,7 +11,7 @@ import re
 from typing import Optional, Sequence
 
 from .. import prompts
-from .context import Context
+from .context import ROLE_LABELS, Context
 from .facts import json_candidates
 from .lang import NO_INFO, WORD, asks_yes_no, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
 from .lexical import STOP_EN, STOP_RU, morph, normalize_word
@@ -186,12 +186,56 @@ def adds_nothing(answer: str, question: str) -> bool:
     `adds_nothing("В трёх странах.", "В каких странах я побывала?")` is False, and so is any answer
     to a yes/no question (no question word, or «ли»: «Играю ли я в футбол?») or any that picks one
     of the things a question offers (`offered`: «Живопись.» to «Какое у меня хобби — фотография или
-    живопись?»). Kin count as one word («Мать.» to «Как зовут мою маму?» adds nothing). A small
-    reader asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
+    живопись?»). Kin count as one word («Мать.» to «Как зовут мою маму?» adds nothing), and an
+    answer to a question asking what someone is called adds nothing where it gives no name
+    (`gives_name`: «Шедевр! Ладно, пора тёщу встречать» to «Как зовут мою тёщу?»). A small reader
+    asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
     if not _lemmas(question) & _WH or asks_yes_no(question):  # «Помогли ли мне советы, как …?»
         return False
+    if asks_name(question) and not gives_name(answer):
+        return True
     named = _named(answer)
     return not (_as_kin(named) - _as_kin(_named(question))) and not named & offered(question)
+
+
+def asks_name(question: str) -> bool:
+    """A Russian question asks what someone is called: «Как зовут …?», «Как мы назвали дочку?», or
+    a name asked «как»/«какой» of («Какая у меня фамилия?»). «Кто зовёт меня на рыбалку?» asks who."""
+    if detect_lang(question) != "ru":
+        return False
+    lemmas = _lemmas(question)
+    return bool(lemmas & {"как", "какой"}) and bool(lemmas & _CALLED or "как" in lemmas and lemmas & _CALLS)
+
+
+_CALLS = frozenset(("звать", "назвать"))  # asked «как»: what someone is called
+_CALLED = frozenset("имя фамилия отчество кличка прозвище".split())
+
+
+def gives_name(answer: str) -> bool:
+    """The answer holds a name: a word the dictionary knows as a name, surname or patronymic, a
+    capitalised word inside a sentence or one the dictionary does not know, a quoted word, or the
+    answer is a name alone (two words at most: «Шарик.», which the dictionary knows as a ball)."""
+    words = list(WORD.finditer(answer))
+    if len(words) <= 2 or _QUOTED.search(answer):
+        return True
+    for found in words:
+        word, before = found.group(), answer[:found.start()].rstrip()
+        parses = morph().parse(word)
+        if word[:1].isupper():
+            inside = bool(before) and before[-1] not in ".!?:;—-"
+            if inside or not parses[0].is_known or any(_a_name(parse) for parse in parses):
+                return True
+        elif _a_name(parses[0]):
+            return True
+    return False
+
+
+def _a_name(parse) -> bool:
+    """A name, surname or patronymic, not an initial («У» parses as one)."""
+    return bool(parse.tag.grammemes & _NAMES) and "Init" not in parse.tag.grammemes
+
+
+_NAMES = frozenset(("Name", "Surn", "Patr"))
 
 
 def _as_kin(lemmas: set) -> set:
@@ -423,8 +467,8 @@ def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool
     return not _mentions({w for topic, line in lines for w in _lemmas(f"{topic} {line}")}, named)
 
 
-# The second look (Settings.second_look): an answer a call-free rule declines is asked once more,
-# of the material lines about what the question names, and kept only where it holds up there.
+# The second look (Settings.second_look): an answer a call-free rule or the reader declines is asked
+# once more, of the material lines about what the question names, and kept only where it holds up there.
 FOCUS_MAX_LINES = 16  # a small reader reads a few clean lines; the most a second look shows
 SECOND_LOOK_MAX_TOKENS = 40
 
@@ -459,6 +503,18 @@ def focused_prompt(chat: list, question: str, lines: list[tuple[str, str]]) -> l
             topic = where
         shown.append(f"- {line}")
     return [*chat[:-1], {"role": "user", "content": "\n".join([*shown, "", *content[asks:]])}]
+
+
+def second_answer(text: Optional[str], question: str, lines: list[tuple[str, str]]) -> Optional[str]:
+    """The second look's answer as the contest keeps it, or None: where it holds up on the focused
+    `lines` (`holds_up`). A line of the user's it copied with its label is read as the user's own
+    words («Пользователь: Младшей сестрёнке нужен в школе пересказ Гранатового браслета»); any other
+    speaker's line stays refused."""
+    text = _USER_LABEL.sub("", text or "", count=1)
+    return text if text and holds_up(text, question, lines) else None
+
+
+_USER_LABEL = re.compile("^(?:%s): " % "|".join(labels["user"] for labels in ROLE_LABELS.values()))
 
 
 def holds_up(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:

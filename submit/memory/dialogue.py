@@ -86,12 +86,12 @@ class Settings:
     # aside, a count or an age may be worked out). Measured in bench/results/reading.md
     # (`bench/readers.py declines`): on the recorded Russian answers it declined no right answer.
     decline_ungrounded: bool = True
-    # The second look: an answer one of the three call-free rules declines is asked once more, of
-    # the material lines that mention what the question names (answer.focus, at most 16), in one
-    # call of at most 40 tokens; the new answer is kept only where it stands on those lines
-    # (answer.holds_up), else the question stays declined. No lines, no call. On the recorded
-    # Russian answers it gives back right answers the rules had declined and no no-answer question
-    # (bench/results/reading.md, "A second look").
+    # The second look: an answer one of the three call-free rules declines, or the reader's own "no
+    # information", is asked once more, of the material lines that mention what the question names
+    # (answer.focus, at most 16), in one call of at most 40 tokens; the new answer is kept only
+    # where it stands on those lines (answer.second_answer), else the question stays declined. No
+    # lines, no call. On the recorded Russian answers it gives back right answers the rules or the
+    # reader had declined and no no-answer question (bench/results/reading.md, "A second look").
     second_look: bool = True
     # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
     # answerable calibration prompts, and the gate is on only where, with this share of questions
@@ -153,8 +153,9 @@ class Answer:
     speaker_margin: Optional[float] = None  # gate.speaker_margin, where the question names one of two people
     items: tuple = ()  # (fact statement, P(yes), kept) per fact the list judge read, where it read them
     listed: tuple = ()  # the items the reader listed (`list` mode), where it was asked
-    # the call-free rule whose decline a second look was asked for, where one was (`declined_by`
-    # None: its answer held up and stands)
+    # the decline a second look was asked for, where one was: a call-free rule's, or OWN (the
+    # reader's own "no information"); its answer held up and stands where `text` is an answer and
+    # `declined_by` None
     second_look: Optional[str] = None
     timings: dict = field(default_factory=dict)
 
@@ -164,6 +165,7 @@ class Answer:
 
 
 CALL_FREE = ("empty", "unrelated", "ungrounded")  # the declines answer.py's rules make without a call
+OWN = "own"  # the reader's own "no information" (Answer.second_look)
 
 
 class DialogueMemory:
@@ -235,9 +237,10 @@ class DialogueMemory:
         kept = [line for line, _, keep in judged if keep] if sum(keep for _, _, keep in judged) >= 2 else []
         chat = prompt(shown=kept or lines)
         text = None if by else self._draft(chat, question, lang)
-        looked = None  # the call-free rule whose decline a second look was asked for
-        if text and not answer_step.says_no_info(text):
-            material = answer_step.material(chat, question)
+        looked = None  # the decline a second look was asked for: a call-free rule's, or the reader's own
+        material = answer_step.material(chat, question) if text else []
+        own = bool(text) and answer_step.says_no_info(text)  # no decline of ours: `by` stays None
+        if text and not own:
             if self.settings.abstain == "after" and self._declines(prompt, lang, "after", text):
                 by = "abstain"
             elif self.settings.decline_empty and answer_step.adds_nothing(text, question):
@@ -246,10 +249,10 @@ class DialogueMemory:
                 by = "unrelated"
             elif self.settings.decline_ungrounded and answer_step.ungrounded(text, question, material):
                 by = "ungrounded"
-            if by in CALL_FREE and self.settings.second_look:
-                looked, again = by, self._second_look(chat, question, material)
-                if again:
-                    text, by = again, None
+        if (own or by in CALL_FREE) and self.settings.second_look:
+            looked, again = by or OWN, self._second_look(chat, question, material)
+            if again:
+                text, by = again, None
         answered = bool(text) and not by and not answer_step.says_no_info(text)
         if answered and kept:
             text = items.joined(text, kept, lang)
@@ -293,7 +296,7 @@ class DialogueMemory:
 
     def _second_look(self, chat: list, question: str, material: list) -> Optional[str]:
         """The second look (Settings.second_look): the answer the reader gives from the material lines
-        about what the question names (answer.focus), where it holds up on them (answer.holds_up);
+        about what the question names (answer.focus), where it holds up on them (answer.second_answer);
         None where it does not, or no line is about it (then no call)."""
         lines = answer_step.focus(question, material)
         if not lines:
@@ -302,8 +305,7 @@ class DialogueMemory:
             generation = self.llm.generate([answer_step.focused_prompt(chat, question, lines)],
                                            max_tokens=answer_step.SECOND_LOOK_MAX_TOKENS, purpose=SECOND_LOOK)[0]
         self.ledger.add(SECOND_LOOK, [generation])
-        text = answer_step.clean_answer(generation.text)
-        return text if text and answer_step.holds_up(text, question, lines) else None
+        return answer_step.second_answer(answer_step.clean_answer(generation.text), question, lines)
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
         """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""

@@ -28,7 +28,7 @@ ANSWER, SHORTEN, ABSTAIN = "answer", "shorten", "abstain"
 # run's calibration asks it of the shipped calibration prompts first.
 GATE, CALIBRATE = "gate", "calibrate"
 ITEMS = "items"  # lists by selection: each shown fact judged against the question, one token each
-SECOND_LOOK = "second_look"  # an answer a call-free rule declined, asked again of the lines it is about
+SECOND_LOOK = "second_look"  # an answer a call-free rule or the reader declined, asked again of the lines it is about
 PURPOSES = (EXTRACT, VERSIONS, VERSIONS_CHECK, ANSWER, SHORTEN, ABSTAIN, GATE, CALIBRATE, ITEMS, SECOND_LOOK)
 STRUCTURED = frozenset({EXTRACT, VERSIONS, VERSIONS_CHECK})
 
