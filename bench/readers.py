@@ -639,7 +639,7 @@ def empty(args) -> int:
     for path in paths:
         for row in jsonl.read_rows(Path(path), lambda r: "question" in r and "answer" in r)[0]:
             text, question = row.get("answer") or "", row["question"]
-            if row.get("way") in NOT_ANSWERS or not text or text.strip() in answer_step.NO_INFO.values():
+            if row.get("way") in NOT_ANSWERS or not text or answer_step.says_no_info(text):
                 continue
             kind = "no answer" if row.get("question_type") in ("no_info", "adversarial") else "answerable"
             counts[kind] += 1
@@ -707,12 +707,15 @@ def second_looked(rows: list, material: Optional[dict]) -> dict:
     `second` row read from a prompt `material` has: its answer where it holds up on the focused
     lines (`answer.second_answer`), else None (the question stays declined)."""
     out = {}
+    firsts = {(r["file"], r.get("set"), r["id"]): r["answer"] for r in rows if (r.get("way") or "plain") == "plain"}
     for r in rows:
         prompt = prompt_of(material, r) if r.get("way") == "second" else None
         if prompt is None:
             continue
+        key = (r["file"], r.get("set"), r["id"])
         focused = answer_step.focus(r["question"], answer_step.material(prompt["messages"], r["question"]))
-        out[(r["file"], r.get("set"), r["id"])] = answer_step.second_answer(r["answer"], r["question"], focused)
+        own = answer_step.says_no_info(firsts.get(key) or "")
+        out[key] = answer_step.second_answer(r["answer"], r["question"], focused, overrules=own)
     return out
 
 

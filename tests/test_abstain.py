@@ -160,6 +160,7 @@ def test_a_question_that_asks_what_someone_is_called(question, asks):
     ("Её зовут лиза, она милая.", True),  # the dictionary knows the name
     ("Ваша фамилия — Фомина.", True),
     ("Кота зовут «уголёк», и он чёрный.", True),  # quoted
+    ("Кличка собаки: Шарик", True),  # after a colon or a dash a sentence goes on
     ("Шедевр! Ладно, пора тёщу встречать", False),  # capitals only where sentences start
     ("У пользователя есть младшая сестра, которая учится в школе.", False),  # «У» is no initial here
     ("Мою бабушку зовут бабушка.", False),
@@ -388,6 +389,21 @@ RELATIONS = [{"role": "user", "content": "Факты о пользователе
 def test_a_second_looks_answer_must_name_what_and_whom_the_question_asks_of(text, question, holds):
     lines = answer.focus(question, answer.material(RELATIONS, question))
     assert lines and answer.holds_up(text, question, lines) is holds
+
+
+DRINKS = [{"role": "user", "content": "Факты о пользователе по темам:\nнапиток:\n- [сессия 1] У пользователя закончился кофе.\n"
+           "- [сессия 2] Пользователь ненавидит цикорий.\n\nВыдержки из диалогов:\n—"}]
+
+
+@pytest.mark.parametrize("text, overrules, kept", [
+    ("Кофе.", False, "Кофе."),  # after a rule's decline: the line names the drink asked of
+    ("Кофе.", True, None),  # over the reader's own decline: the line must say it is hated too
+    ("Цикорий.", True, "Цикорий."),
+])
+def test_a_second_look_over_the_readers_own_decline_needs_a_line_that_says_what_is_asked(text, overrules, kept):
+    question = "Какой напиток я ненавижу?"
+    lines = answer.focus(question, answer.material(DRINKS, question))
+    assert len(lines) == 2 and answer.second_answer(text, question, lines, overrules=overrules) == kept
 
 
 SISTER = [{"role": "user", "content": "Факты о пользователе по темам:\nсестра:\n- [сессия 1] У пользователя есть младшая сестра.\n\n"

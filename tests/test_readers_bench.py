@@ -345,3 +345,19 @@ def test_a_second_look_recorded_as_not_asked_is_read_again_where_a_rule_now_decl
     recorded = [reading_row(i, q, "fact_equal_session", way, answer=found) for i, q, first, again in asked
                 for way, found in (("plain", first), ("second", again))]
     assert readers.stale_seconds(recorded, prompts) == {"1", "5"}
+
+
+def test_a_second_look_over_the_readers_own_decline_is_held_to_the_questions_verbs_in_replay():
+    """`second_looked` reads a look at the reader's own "no information" as the contest does
+    (`answer.second_answer(..., overrules=True)`): «Кофе.» stands after a rule's decline, not after
+    the reader's own, where the line only says the coffee ran out."""
+    material = ("Факты о пользователе по темам:\nнапиток:\n- [сессия 1] У пользователя закончился кофе.\n\n"
+                "Выдержки из диалогов:\n—\n\n")
+    question = "Какой напиток я ненавижу?"
+    prompts = {("ru_dev", i): {"id": i, "set": "ru_dev", "question": question, "messages": [
+        {"role": "user", "content": material + f"Вопрос пользователя: {question}\nОтвет одним предложением:"}]}
+        for i in ("1", "2")}
+    rows = [{**reading_row(i, question, "fact_equal_session", way, answer=found), "file": "a"}
+            for i, first in (("1", "Сергей"), ("2", readers.answer_step.NO_INFO["ru"]))
+            for way, found in (("plain", first), ("second", "Кофе."))]
+    assert readers.second_looked(rows, prompts) == {("a", "ru_dev", "1"): "Кофе.", ("a", "ru_dev", "2"): None}

@@ -222,7 +222,7 @@ def gives_name(answer: str) -> bool:
         word, before = found.group(), answer[:found.start()].rstrip()
         parses = morph().parse(word)
         if word[:1].isupper():
-            inside = bool(before) and before[-1] not in ".!?:;—-"
+            inside = bool(before) and before[-1] not in ".!?…"
             if inside or not parses[0].is_known or any(_a_name(parse) for parse in parses):
                 return True
         elif _a_name(parses[0]):
@@ -505,19 +505,23 @@ def focused_prompt(chat: list, question: str, lines: list[tuple[str, str]]) -> l
     return [*chat[:-1], {"role": "user", "content": "\n".join([*shown, "", *content[asks:]])}]
 
 
-def second_answer(text: Optional[str], question: str, lines: list[tuple[str, str]]) -> Optional[str]:
+def second_answer(text: Optional[str], question: str, lines: list[tuple[str, str]],
+                  overrules: bool = False) -> Optional[str]:
     """The second look's answer as the contest keeps it, or None: where it holds up on the focused
     `lines` (`holds_up`). A line of the user's it copied with its label is read as the user's own
     words («Пользователь: Младшей сестрёнке нужен в школе пересказ Гранатового браслета»); any other
-    speaker's line stays refused."""
+    speaker's line stays refused. Where it `overrules` the reader's own "no information", the line
+    holding its value must also name what the question says of it (`holds_up`'s `verbs`): the
+    reader read that line and declined, and «У пользователя закончился кофе.» is no answer to «Какой
+    напиток я ненавижу?»."""
     text = _USER_LABEL.sub("", text or "", count=1)
-    return text if text and holds_up(text, question, lines) else None
+    return text if text and holds_up(text, question, lines, verbs=overrules) else None
 
 
 _USER_LABEL = re.compile("^(?:%s): " % "|".join(labels["user"] for labels in ROLE_LABELS.values()))
 
 
-def holds_up(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+def holds_up(answer: str, question: str, lines: list[tuple[str, str]], verbs: bool = False) -> bool:
     """Whether a second look's answer stands on the focused lines.
 
     - It answers: it names something the question does not, says no «не»/«нет» (a decline in
@@ -531,7 +535,8 @@ def holds_up(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     - A line that holds the value names, itself or by its topic, what the question asks of and
       whom: the noun asked «какой»/«который»/«чей» of («Какой любимый фильм у моей жены?»: «Жене
       нравится Чехов» is no film), and the word that qualifies the one asked about («Как зовут мою
-      младшую сестру?»: «Старшую сестру зовут Эля» is not her)."""
+      младшую сестру?»: «Старшую сестру зовут Эля» is not her); with `verbs`, each of the
+      question's verbs too (`_verbs`: «ненавижу»)."""
     if (says_no_info(answer) or adds_nothing(answer, question) or unrelated(answer, question, lines)
             or _lemmas(answer) & _DENIES or _LABEL.match(answer)):
         return False
@@ -543,7 +548,17 @@ def holds_up(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
             and (any(_mentions(words, others) for words in said) if others else numbers)):
         return False
     holding = [words for words in said if _mentions(words, others or numbers)]
-    return all(any(_mentions(words, need) for words in holding) for need in _asked_of(question) if need)
+    needs = [*_asked_of(question), *({verb} for verb in (_verbs(question) if verbs else ()))]
+    return all(any(_mentions(words, need) for words in holding) for need in needs if need)
+
+
+def _verbs(question: str) -> set:
+    """The lemmas of a question's verbs, less those that only ask a name or join (`_BARE_VERBS`):
+    what the question says of the one it asks about («Какой напиток я **ненавижу**?»)."""
+    return {_lemma(p) for p in _parses(question) if p.tag.POS in ("VERB", "INFN")} - _BARE_VERBS
+
+
+_BARE_VERBS = frozenset(("быть", "звать", "называть", "назвать"))
 
 
 def _asked_of(question: str) -> tuple[set, set]:

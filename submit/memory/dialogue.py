@@ -89,9 +89,10 @@ class Settings:
     # The second look: an answer one of the three call-free rules declines, or the reader's own "no
     # information", is asked once more, of the material lines that mention what the question names
     # (answer.focus, at most 16), in one call of at most 40 tokens; the new answer is kept only
-    # where it stands on those lines (answer.second_answer), else the question stays declined. No
-    # lines, no call. On the recorded Russian answers it gives back right answers the rules or the
-    # reader had declined and no no-answer question (bench/results/reading.md, "A second look").
+    # where it stands on those lines (answer.second_answer; over the reader's own decline a line
+    # must name the question's verbs too), else the question stays declined. No lines, no call. On
+    # the recorded Russian answers it gives back right answers the rules or the reader had declined
+    # and no no-answer question (bench/results/reading.md, "A second look").
     second_look: bool = True
     # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
     # answerable calibration prompts, and the gate is on only where, with this share of questions
@@ -250,7 +251,7 @@ class DialogueMemory:
             elif self.settings.decline_ungrounded and answer_step.ungrounded(text, question, material):
                 by = "ungrounded"
         if (own or by in CALL_FREE) and self.settings.second_look:
-            looked, again = by or OWN, self._second_look(chat, question, material)
+            looked, again = by or OWN, self._second_look(chat, question, material, overrules=own)
             if again:
                 text, by = again, None
         answered = bool(text) and not by and not answer_step.says_no_info(text)
@@ -294,7 +295,7 @@ class DialogueMemory:
         self.ledger.add(ITEMS, generations)
         return found
 
-    def _second_look(self, chat: list, question: str, material: list) -> Optional[str]:
+    def _second_look(self, chat: list, question: str, material: list, overrules: bool) -> Optional[str]:
         """The second look (Settings.second_look): the answer the reader gives from the material lines
         about what the question names (answer.focus), where it holds up on them (answer.second_answer);
         None where it does not, or no line is about it (then no call)."""
@@ -305,7 +306,7 @@ class DialogueMemory:
             generation = self.llm.generate([answer_step.focused_prompt(chat, question, lines)],
                                            max_tokens=answer_step.SECOND_LOOK_MAX_TOKENS, purpose=SECOND_LOOK)[0]
         self.ledger.add(SECOND_LOOK, [generation])
-        return answer_step.second_answer(answer_step.clean_answer(generation.text), question, lines)
+        return answer_step.second_answer(answer_step.clean_answer(generation.text), question, lines, overrules)
 
     def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
         """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""
