@@ -204,7 +204,9 @@ def asks_name(question: str) -> bool:
     if detect_lang(question) != "ru":
         return False
     lemmas = _lemmas(question)
-    return bool(lemmas & {"как", "какой"}) and bool(lemmas & _CALLED or "как" in lemmas and lemmas & _CALLS)
+    if "как" in lemmas and lemmas & _CALLS:
+        return True
+    return bool(lemmas & {"как", "какой"} and lemmas & _CALLED)
 
 
 _CALLS = frozenset(("звать", "назвать"))  # asked «как»: what someone is called
