@@ -111,9 +111,7 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
 def answer(args) -> int:
     from local_eval.specs import make_llm
     from tqdm import tqdm
-    prompts = rows_of([prompt_file(p) for p in args.prompts])
-    if not prompts:
-        raise SystemExit(f"no prompts to answer in {', '.join(args.prompts)}: a bench/prompts.py file, or SET:CHARS")
+    prompts = some_prompts(args.prompts, "answer")
     done = {r["id"] for r in rows_of([args.out])}
     todo = [r for r in prompts if r["id"] not in done]
     llm = make_llm(args.llm)
@@ -255,9 +253,7 @@ NOT_ANSWERS = ("gate", "second") + LISTS
 def read(args) -> int:
     from local_eval.llms.llama import LlamaBackend
     from tqdm import tqdm
-    rows = rows_of([prompt_file(p) for p in args.prompts], lambda r: "messages" in r)
-    if not rows:
-        raise SystemExit(f"no prompts to read in {', '.join(args.prompts)}: a bench/prompts.py file, or SET:CHARS")
+    rows = some_prompts(args.prompts, "read")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     recorded = rows_of([out], lambda r: "way" in r)
@@ -430,6 +426,19 @@ def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: 
     return out
 
 
+def prompt_rows(specs: Sequence[str]) -> list[dict]:
+    """The prompt rows of the bench/prompts.py files `specs` name (`prompt_file`)."""
+    return rows_of([prompt_file(p) for p in specs], lambda r: "messages" in r)
+
+
+def some_prompts(specs: Sequence[str], doing: str) -> list[dict]:
+    """`prompt_rows`, and a clear stop where `specs` hold none (a mistyped path reads as no rows)."""
+    rows = prompt_rows(specs)
+    if not rows:
+        raise SystemExit(f"no prompts to {doing} in {', '.join(specs)}: a bench/prompts.py file, or SET:CHARS")
+    return rows
+
+
 def prompt_file(spec: str) -> str:
     """A bench/prompts.py file: a path as given, or SET:CHARS (`ru_dev:4000`: the set's prompts at
     that evidence budget), built into runs/prompts/SET_cCHARS.jsonl where it is not yet (seconds
@@ -448,7 +457,7 @@ def load_material(specs: Sequence[str]) -> dict:
     """The bench/prompts.py rows of `specs` (`prompt_file`), by (set, id), and by question for answer
     rows that carry no set (the first file's where two sets ask the same question)."""
     out: dict = {}
-    for row in rows_of([prompt_file(p) for p in specs], lambda r: "messages" in r):
+    for row in prompt_rows(specs):
         out[(row.get("set"), row["id"])] = row
         out.setdefault(row["question"], row)
     return out
