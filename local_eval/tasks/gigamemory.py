@@ -18,13 +18,19 @@ NO_INFO = "no_info"
 def load(path: str, dialogues_from: Optional[str] = None) -> list[Record]:
     rows = _read_jsonl(Path(path))
     if all("sessions" in row for row in rows):
-        return [_record(row, row) for row in rows]
+        return from_rows(rows)
     folder = Path(dialogues_from) if dialogues_from else Path(path).parent
     dialogues = _dialogues_in(folder, skip=Path(path))
     missing = sorted({str(r["dialogue_id"]) for r in rows} - set(dialogues))
     if missing:
         raise ValueError(f"{path}: no dialogue file in {folder} holds dialogues {missing}")
     return [_record(row, dialogues[str(row["dialogue_id"])]) for row in rows]
+
+
+def from_rows(rows: list[dict]) -> list[Record]:
+    """Records of contest rows (sessions copied in); a row's `dialogue_id`, where it has one, names
+    its dialogue (records padded from one user share it), else its `id` does (the contest's files)."""
+    return [_record(row, {**row, "id": row.get("dialogue_id", row["id"])}) for row in rows]
 
 
 def _read_jsonl(path: Path) -> list[dict]:
