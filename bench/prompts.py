@@ -11,7 +11,9 @@ Every record goes through the contest class as the harness drives it, with the f
 recorded source so the prompts depend on neither a model nor the machine's load: the Russian
 sets (`ru_dev`: the contest sample's and `ru_dev_questions.jsonl`'s questions; `probe_lists`,
 `probe_versions`: question sets written for this project over the same dialogues) read the
-recorded extraction, versions and check fixtures (`FIXTURES`, the one spelling of them), LoCoMo
+recorded extraction, versions and check fixtures (`FIXTURES`, the one spelling of them); the
+users' sets (`users_dev`: users 27-32, `users_cal`: 21-26, padded to the contest's length) read
+theirs (`USERS_FIXTURES`, tools/users_fixture.py); LoCoMo
 the stand-ins' recorded extraction (`bench/stores/locomo/reader`), LongMemEval none (its
 extraction would take an hour a question here: excerpts alone). The time budget is off (every
 dialogue fully extracted; `--time-budget` turns it on, how prompts were made before issue 30).
@@ -40,7 +42,7 @@ import numpy as np
 from local_eval import benchmarks, harness, jsonl
 from local_eval.llms.split import SplitLLM
 from local_eval.specs import make_llm
-from local_eval.tasks import gigamemory, parse_shard, shard
+from local_eval.tasks import gigamemory, padding, parse_shard, shard
 from submit.memory.gate import named_people, speaker_margin
 from submit.memory.lexical import tokenize
 from submit.memory.llm import Generation, LLM
@@ -55,11 +57,23 @@ FIXTURE_FILES = (RU / "extraction_fixture.jsonl", ROOT / "bench/fixtures/version
                  ROOT / "bench/fixtures/versions_check_fixture.jsonl")
 FIXTURES = "fixture:" + ",".join(str(p) for p in FIXTURE_FILES)
 SAMPLE = [RU / "format_example.jsonl", RU / "ru_dev_questions.jsonl"]
+# The twelve users written for this project (dialogues 21-32) and their recorded facts, made by
+# tools/users_fixture.py the way FIXTURES were for the sample.
+USERS_DATA = RU / "users"
+USERS_FIXTURE_FILES = tuple(ROOT / "bench/fixtures/users" / name
+                            for name in ("extraction.jsonl", "versions.jsonl", "versions_check.jsonl"))
+USERS_FIXTURES = "fixture:" + ",".join(str(p) for p in USERS_FIXTURE_FILES)
+USERS_SEED = 0  # the padding's seed every measurement over the users reads
+USERS_SPLITS = {"users_dev": "dev", "users_cal": "calibration"}
 # set -> (dataset, its files, the recorded source of its schema replies, or None: no facts)
 SETS = {
     "ru_dev": ("gigamemory", SAMPLE, FIXTURES),
     "probe_lists": ("gigamemory", [ROOT / "bench/fixtures/probe_lists_ru.jsonl"], FIXTURES),
     "probe_versions": ("gigamemory", [ROOT / "bench/fixtures/probe_versions_ru.jsonl"], FIXTURES),
+    # the users padded to the contest's length (local_eval/tasks/padding.py, seed USERS_SEED): 27-32 dev, 21-26
+    # calibration (read only to report the shipped calibration set, never to design on)
+    "users_dev": ("gigamemory", [USERS_DATA], USERS_FIXTURES),
+    "users_cal": ("gigamemory", [USERS_DATA], USERS_FIXTURES),
     "locomo": ("locomo", [DATA / "locomo/locomo10_dev.json"], "replay:" + str(ROOT / "bench/stores/locomo/reader")),
     "lme": ("longmemeval", [DATA / "longmemeval/longmemeval_s_dev.json.gz"], None),
 }
@@ -87,7 +101,9 @@ def records(name: str, spec: str = "1/1", only=(), skip=()) -> list:
     dataset, files, _ = SETS[name]
     out = []
     for path in files:
-        if dataset == "gigamemory" and "sessions" not in path.read_text(encoding="utf-8")[:2000]:
+        if name in USERS_SPLITS:
+            out += gigamemory.from_rows(padding.users_records(USERS_SPLITS[name], path, USERS_SEED))
+        elif dataset == "gigamemory" and "sessions" not in path.read_text(encoding="utf-8")[:2000]:
             out += gigamemory.load(str(path), dialogues_from=str(RU))  # questions over the sample's dialogues
         else:
             out += benchmarks.load(dataset, str(path))

@@ -47,6 +47,8 @@ and lines of the prompt, as in the contest. Per question type:
   facts chars     characters the facts block adds to the answer prompt (mean)
   prompt tokens   the whole answer prompt at the contest budget, chars/4 (mean)
 
+`users_dev` and `users_cal` are the users of `../shared/data/gigamemory/users/` (27-32, 21-26) padded
+to the contest's length (`bench/prompts.py`), with their recorded facts.
 `ru-nofacts` and `probe-nofacts` are the same questions in retrieval mode (no LLM, no facts), as
 `run.py --mode retrieval` measures them; `locomo` and `lme` are LoCoMo dev and LongMemEval_S dev in
 retrieval mode by type. Writes OUT (JSON) and OUT with `.md` (the table).
@@ -353,6 +355,9 @@ def ru_records(sets: list) -> dict:
         out["ru"] = prompts.records("ru_dev")
     if {"probe", "probe-nofacts"} & set(sets):
         out["probe"] = prompts.records("probe_lists")
+    for name in ("users_dev", "users_cal"):
+        if {name, f"{name}-nofacts"} & set(sets):
+            out[name] = prompts.records(name)
     return out
 
 
@@ -390,10 +395,11 @@ def measure_ru(record, memory, origins, units) -> dict:
     return row
 
 
-def build_ru(records: list, embedder, raw: dict) -> list:
-    """(record, memory, origins, gold item units) per answerable question; one memory per dialogue."""
+def build_ru(records: list, embedder, raw: dict, facts: str = prompts.FIXTURES) -> list:
+    """(record, memory, origins, gold item units) per answerable question; one memory per dialogue,
+    its facts from the recorded source `facts`."""
     from local_eval.specs import make_llm
-    llm = make_llm(prompts.FIXTURES)
+    llm = make_llm(facts)
     memories, built = {}, []
     for record in records:
         if record.dialogue_id not in memories:
@@ -518,7 +524,8 @@ def lists(args, vary: dict) -> int:
     for name, records in ru_records(sets).items():
         records = chosen(records)
         if name in sets:
-            built[name] = build_ru(records, embedder, raw)
+            facts = prompts.USERS_FIXTURES if name in prompts.USERS_SPLITS else prompts.FIXTURES
+            built[name] = build_ru(records, embedder, raw, facts)
         if f"{name}-nofacts" in sets:
             built[f"{name}-nofacts"] = build_retrieval(records, embedder)
     for name, (dataset, path) in OTHER.items():
