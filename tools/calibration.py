@@ -4,9 +4,14 @@
     .venv/bin/python tools/calibration.py --lang en --context-chars 8000 --context-chars 16000
 
 Russian (the contest's): the questions of `tools/calibration/questions_ru.jsonl` — 64 over the
-contest sample's four dialogues, half of them about what the dialogue never says, each
-unanswerable one checked by a search of the user's messages; none of the dev questions — with
-the recorded extraction fixture for facts. English (local_eval's LoCoMo and LongMemEval runs):
+calibration users 21–26 of `../shared/data/gigamemory/users/` (a dialogue no dev set, probe or
+`ru_dev_questions.jsonl` asks about: tests/test_calibration_overlap.py), half of them about what
+the dialogue never says (the users' 30 `no_info` questions, checked against the whole dialogue
+by their authors, and two more written here, each checked by a search of the user's messages:
+`checked`), 32 of their 41 answerable ones that are not yes/no questions («Есть ли …?», a form
+the gate does not read: `gate.speaks_for`), spread over the types — each user padded to the
+contest's length with filler sessions (`tools/pad_users.py`, seed `PAD_SEED`), with the users'
+recorded facts (`tools/users_fixture.py`). English (local_eval's LoCoMo and LongMemEval runs):
 64 questions of one LoCoMo conversation (`EN_CONVERSATION`), 32 answerable and 32 adversarial
 (about what the other speaker did: the gold is that it is not mentioned), spread evenly over its
 question list, with the stand-ins' recorded extraction for facts; measurements of the gate on
@@ -15,7 +20,7 @@ English sets go to `.cache/calibration/`, not into `submit/` (LoCoMo's text stay
 repository and the zip); a local_eval run reads them with `--calibration-dir .cache/calibration`.
 
 Each question goes through the contest class as the harness drives it and the answer prompt it
-would be asked is caught: one JSON line per question (`id, lang, answerable, question,
+would be asked is caught: one JSON line per question (`id, lang, dialogue_id, answerable, question,
 question_type, messages`; English rows also the speaker decline's `speaker_margin`, None where
 the question names neither or both people, and the `embedder` that measured it) in
 `<out>/<lang>.c<context_chars>.jsonl`. At run time the contest class asks its own model the gate
@@ -33,15 +38,18 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script
     sys.path.insert(0, str(ROOT))
 
-from bench.prompts import FIXTURES, RU, SETS, Catch, ask, contest_model, declines, records  # noqa: E402
+from bench.prompts import SETS, USERS_FIXTURES, Catch, ask, contest_model, declines, records  # noqa: E402
 from local_eval import jsonl  # noqa: E402
 from local_eval.tasks import gigamemory  # noqa: E402
+from local_eval.tasks.padding import records_for  # noqa: E402
+from tools.pad_users import USERS_DATA  # noqa: E402
 
 QUESTIONS = ROOT / "tools/calibration/questions_ru.jsonl"
 OUT = ROOT / "submit/calibration"
 EN_OUT = ROOT / ".cache/calibration"  # local_eval's English runs pass it: --calibration-dir .cache/calibration
 EN_CONVERSATION = "conv-26"  # LoCoMo's conversation the English set is drawn from
 EN_EACH = 32  # answerable and adversarial questions each
+PAD_SEED = 0  # the Russian users' padding to the contest's length (tools/pad_users.py)
 
 
 def spread(items: list, n: int) -> list:
@@ -52,7 +60,8 @@ def spread(items: list, n: int) -> list:
 def questions_of(lang: str, questions: Path) -> tuple[list, str]:
     """The calibration records of `lang` and the recorded source of their facts."""
     if lang == "ru":
-        return gigamemory.load(str(questions), dialogues_from=str(RU)), FIXTURES
+        rows = jsonl.read_rows(questions, lambda r: "dialogue_id" in r)[0]
+        return gigamemory.from_rows(records_for(rows, USERS_DATA, seed=PAD_SEED)), USERS_FIXTURES
     found = records("locomo", only=[EN_CONVERSATION + "_"])
     return (spread([r for r in found if not declines(r)], EN_EACH) + spread([r for r in found if declines(r)], EN_EACH),
             SETS["locomo"][2])
@@ -71,7 +80,8 @@ def build(lang: str, questions: Path, context_chars: int, embedder: str, cache_d
         margin = ask(model, record, lambda memory, question: model.trace(record.id).speaker_margin)
         if len(catch.prompts) != before + 1:
             raise SystemExit(f"{record.id}: {len(catch.prompts) - before} answer prompts, expected one")
-        rows.append({"id": record.id, "lang": lang, "answerable": not declines(record),
+        rows.append({"id": record.id, "lang": lang, "dialogue_id": record.dialogue_id,
+                     "answerable": not declines(record),
                      "question": record.question, "question_type": record.question_type,
                      "messages": catch.prompts[-1],
                      # the reader-free speaker decline's signal and the embedder it was measured with
