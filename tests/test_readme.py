@@ -102,6 +102,17 @@ def test_the_readme_has_run_commands():
     assert BLOCKS and any(argv[1] == "local_eval/run.py" for block in BLOCKS for argv in block)
 
 
+def test_the_front_page_sets_up_tests_and_runs_the_main_job():
+    """The front page keeps the two set-up commands and the main job, and stays a front page: the
+    figures live on docs/results.md (tests/test_readme_figures.py), at most 120 lines, 12,000 characters."""
+    text = README.read_text(encoding="utf-8")
+    lines = [re.sub(r"\s#.*", "", line).strip() for block in shell_blocks(text) for line in block]
+    for wanted in ("make install", "make test", ".venv/bin/python local_eval/run.py"):
+        assert wanted in lines, f"README.md has no shell line `{wanted}`"
+    assert len(text.splitlines()) <= 120, f"README.md has {len(text.splitlines())} lines, at most 120"
+    assert len(text) <= 12000, f"README.md has {len(text)} characters, at most 12,000"
+
+
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_readme_commands_run_as_written(block, checkout):
     repo, stand_ins = checkout

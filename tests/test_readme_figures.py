@@ -1,20 +1,32 @@
-"""README.md's "Where we stand": every figure comes back from the command beside it.
+"""docs/results.md and README.md's "How good": every figure comes back from the command beside it.
 
-The convention, for whoever adds a row. The command cell holds ONE command, in backticks, that
-prints the row's figure: a replay (`replay:DIR`, a recorded fixture) where a model or a judge
-made it; then the label of each line of its output that holds the figure, in backticks too:
-(lines `fixture`, `q15_before`). A label names a table line with that cell (cells side by
-side for a label with `\\|`, which a Markdown table needs even between backticks), or a text
-line that starts with it (`ALL` in run.py's table); a table's header is no line of a row. Every
-number of the value cell must appear in those lines (a cell without numbers, such as `none`,
-must appear whole), so a cell says a figure the way its command prints it for that row, and a
-number another line prints ("28/28" for another reader) does not count. A row whose command
-needs what CI lacks ends its command cell with an italic reason that
-starts with *needs* (*needs the local model*, *needs Docker*, *needs an hour*) and links its
-recorded run in the results cell; the test does not run it. A row whose replay store went stale
-(the code changed a prompt after the store was recorded) says *stale replay* there and links
-the run it was recorded from: the test runs it and expects the miss, so whoever records the
-store again must drop the marker, and a store that goes stale unmarked fails here first.
+docs/results.md holds every verified figure in tables of three columns, figure | value | command,
+under the headings of their stage; README.md's "How good" block quotes some of them. The test
+reads every table of docs/results.md and the block.
+
+The convention, for whoever adds a row to docs/results.md. The figure cell says what is measured
+and links its results file (a Markdown link, resolved from docs/, to a file or folder that exists);
+caveats are footnotes. The command cell holds ONE command, in backticks, that prints the row's
+figure: a replay (`replay:DIR`, a recorded fixture) where a model or a judge made it; then the
+label of each line of its output that holds the figure, in backticks too: (lines `fixture`,
+`q15_before`). A label names a table line with that cell (cells side by side for a label with
+`\\|`, which a Markdown table needs even between backticks), or a text line that starts with it
+(`ALL` in run.py's table); a table's header is no line of a row. Every number of the value cell
+must appear in those lines (a cell without numbers, such as `none`, must appear whole), so a cell
+says a figure the way its command prints it for that row, and a number another line prints
+("28/28" for another reader) does not count. A row whose command needs what CI lacks ends its
+command cell with an italic reason that starts with *needs* (*needs the local model*, *needs
+Docker*, *needs an hour*) and links its recorded run in its figure cell; the test does not run it.
+A row whose replay store went stale (the code changed a prompt after the store was recorded) says
+*stale replay* there and links the run it was recorded from: the test runs it and expects the
+miss, so whoever records the store again must drop the marker, and a store that goes stale
+unmarked fails here first.
+
+The front page's block, measure | ours | the organizers' baseline | plain RAG, has at most eight
+rows and no cell over 120 characters. Each row's measure cell links the section of
+docs/results.md it comes from (`docs/results.md#the-local-15b`), and every number of its other
+three cells must stand in a value cell of that section (its subsections included), where the
+section's command prints it: the block quotes figures, it never makes them.
 
 Each command runs as written, with bash, in a copy of the checkout beside ../shared (as
 tests/test_readme.py does): `.venv/bin/python` is this interpreter, PYTHONPATH the copy, and
@@ -36,15 +48,50 @@ import pytest
 from conftest import HANG_GUARD, ROOT, SHARED_DATA, copy_checkout
 
 README = ROOT / "README.md"
+RESULTS = ROOT / "docs" / "results.md"
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:/\d+)?%?")
+COLUMNS = ["figure", "value", "command"]
+BLOCK_COLUMNS = ["measure", "ours", "the organizers' baseline", "plain RAG"]
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, blanks as dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def tables(text: str) -> list[dict]:
+    """Every table of a Markdown page: its header, its rows (dicts by the header's column names) and
+    the anchors of the headings it stands under (its own and those above it)."""
+    found, heads, current = [], [], None
+    for line in text.splitlines() + [""]:
+        heading = re.match(r"(#+)\s+(.*)", line)
+        if heading:
+            level = len(heading.group(1))
+            heads = [h for h in heads if h[0] < level] + [(level, slug(heading.group(2)))]
+        if line.startswith("|"):
+            if current is None:
+                current = {"header": [c.strip() for c in split_cells(line)], "lines": [],
+                           "sections": [anchor for _, anchor in heads]}
+                found.append(current)
+            else:
+                current["lines"].append(line)
+        else:
+            current = None
+    for table in found:
+        table["rows"] = [dict(zip(table["header"], (c.strip() for c in split_cells(line))), sections=table["sections"])
+                         for line in table["lines"][1:]]
+    return found
 
 
 def table_rows(text: str) -> list[dict]:
-    """The rows of the "Where we stand" table, each a dict by the header's column names."""
-    section = text.split("## Where we stand", 1)[1].split("\n## ", 1)[0]
-    lines = [line for line in section.splitlines() if line.startswith("|")]
-    header = [c.strip() for c in lines[0].strip("|").split("|")]
-    return [dict(zip(header, (c.strip() for c in split_cells(line)))) for line in lines[2:]]
+    """The rows of every figure | value | command table of the page, each with its sections."""
+    return [row for table in tables(text) if table["header"] == COLUMNS for row in table["rows"]]
+
+
+def block_rows(text: str) -> list[dict]:
+    """The rows of the front page's "How good" block."""
+    section = text.split("## How good", 1)[1].split("\n## ", 1)[0]
+    return [row for table in tables(section) for row in table["rows"]]
 
 
 def split_cells(line: str) -> list[str]:
@@ -102,16 +149,60 @@ def printed(figure: str, output: str) -> bool:
     return re.search(rf"(?<![\d./]){re.escape(figure)}(?![\d/]|[.,]\d)", output) is not None
 
 
-ROWS = [row for row in table_rows(README.read_text(encoding="utf-8"))]
+def links(cell: str) -> list[str]:
+    """The paths a cell links to (Markdown links; an anchor after `#` left off)."""
+    return [target.split("#")[0] for target in re.findall(r"\]\(([^)\s]+)\)", cell)]
+
+
+ROWS = table_rows(RESULTS.read_text(encoding="utf-8"))
 RUN = [row for row in ROWS if "*needs" not in row["command"]]
+BLOCK = block_rows(README.read_text(encoding="utf-8"))
 
 
 def test_every_row_names_one_command_and_a_results_file():
+    assert ROWS, "docs/results.md holds no figure | value | command table"
     for row in ROWS:
         assert command(row["command"]), f"a row without a command: {row}"
-        assert row["results"], f"a row without its results file: {row}"
+        files = [name for name in links(row["figure"]) if name]
+        assert files, f"a row without its results file: {row}"
+        for name in files:
+            assert (RESULTS.parent / name).exists(), f"a row links a results file that is not there: {name}"
     for row in RUN:
         assert labels(row["command"]), f"a row that does not name the lines of its figure: {row}"
+
+
+def test_every_table_of_the_results_page_is_checked():
+    """A table of another shape would hold figures no command is asked for."""
+    for table in tables(RESULTS.read_text(encoding="utf-8")):
+        assert table["header"] == COLUMNS, f"a docs/results.md table with other columns: {table['header']}"
+
+
+def test_the_front_page_block_quotes_the_results_page():
+    assert BLOCK, 'README.md has no "How good" block'
+    assert len(BLOCK) <= 8, f"the block has {len(BLOCK)} rows, at most 8"
+    for row in BLOCK:
+        assert list(row)[:-1] == BLOCK_COLUMNS, f"the block's columns: {list(row)[:-1]}"
+        for column in BLOCK_COLUMNS:
+            assert len(row[column]) <= 120, f"a cell over 120 characters: {row[column]}"
+        anchors = [target.split("#", 1)[1] for target in re.findall(r"\]\(([^)\s]+)\)", row["measure"])
+                   if target.split("#")[0] == "docs/results.md" and "#" in target]
+        assert anchors, f"a row that links no section of docs/results.md: {row['measure']}"
+        values = "\n".join(r["value"] for r in ROWS if anchors[0] in r["sections"])
+        assert values, f"no figure of docs/results.md stands under #{anchors[0]}"
+        for column in BLOCK_COLUMNS[1:]:
+            quoted = NUMBER.findall(row[column].replace("`", "").replace("*", ""))
+            missing = [f for f in quoted if not printed(f, values)]
+            assert not missing, f"{missing} of the block's {column!r} cell stand in no value cell of " \
+                                f"docs/results.md#{anchors[0]}: {row[column]}"
+
+
+def test_the_block_parse_reads_sections():
+    page = "# P\n\n## A b, c\n\n| figure | value | command |\n|---|---|---|\n| f | 1/2 | `x` |\n\n" \
+           "### D 1.5B\n\n| figure | value | command |\n|---|---|---|\n| g | 3 | `y` |\n"
+    rows = table_rows(page)
+    assert [r["value"] for r in rows] == ["1/2", "3"]
+    assert rows[0]["sections"] == ["p", "a-b-c"] and rows[1]["sections"] == ["p", "a-b-c", "d-15b"]
+    assert links("f — [a.md](../a.md#x), [b](b.txt)") == ["../a.md", "b.txt"]
 
 
 def test_the_figure_check_reads_cells_as_printed():
@@ -154,7 +245,7 @@ def changed(before: dict, after: dict) -> list[str]:
 
 
 def run(line: str, repo) -> subprocess.CompletedProcess:
-    """The README's command line as a user types it, in the copy."""
+    """The results page's command line as a user types it, in the copy."""
     line = re.sub(r"^\.venv/bin/python ", shlex.quote(sys.executable) + " ", line)
     env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONPATH": str(repo)}
     return subprocess.run(["bash", "-c", line], cwd=repo, capture_output=True, text=True, env=env,
@@ -164,7 +255,7 @@ def run(line: str, repo) -> subprocess.CompletedProcess:
 _outputs: dict = {}  # one run per command: several rows may quote the same one
 
 
-@pytest.mark.parametrize("row", RUN, ids=[f"{r['benchmark'] or '…'}: {r['figure'][:40]}" for r in RUN])
+@pytest.mark.parametrize("row", RUN, ids=[f"{r['sections'][-1]}: {r['figure'][:40]}" for r in RUN])
 def test_the_figure_comes_from_its_command(row, checkout):
     line = command(row["command"])
     if "../shared/data" in line and not SHARED_DATA.is_dir():

@@ -1,4 +1,10 @@
-"""A stand-in for vLLM 0.9.2's offline API: the contract a contest submission meets, on a CPU.
+"""NOT the vLLM package: a stand-in for vLLM 0.9.2's offline API, the contract a contest submission meets, on a CPU.
+
+Used only by local_eval and the tests: `local_eval/run.py --submission` puts local_eval/shim/ on the
+submission process's import path, after the harness folder (local_eval/shim/child.py), and the tests
+put it in place of `vllm`. It is never shipped: the contest zip carries only `submit/`, and the
+contest machine's `import vllm` finds the real vLLM 0.9.2. It is named `vllm` because that is the
+name a submission imports (local_eval/shim/README.md).
 
 A submission (ours, the organizers' baseline, anyone's) builds `vllm.LLM(model=…)` and calls
 `generate(prompts | prompt_token_ids=…, sampling_params=…)`, `chat(…)` and `get_tokenizer()`.
