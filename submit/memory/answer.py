@@ -107,7 +107,7 @@ def _lead_in(lines: list[str]) -> str:
     """The answer's first line, or where it ends with a colon and more follows, what it leads in to:
     the list lines after it (their marks and bold stripped, joined by commas), or else the next line;
     a lead-in that only presents («Вот ответ:», «Here's the answer:») is dropped, any other kept
-    («Концерты: Аукцыон, Любэ»). A small reader writes «Вот ответ:» and its answer on the next line."""
+    («Выставки: Шишкин, Айвазовский»). A small reader writes «Вот ответ:» and its answer on the next line."""
     first, rest = lines[0], lines[1:]
     if not first.endswith(":") or not rest:
         return first
@@ -151,8 +151,8 @@ _MARKER = re.compile(r"\[(?:сессия|session)[^\]]*\]", re.IGNORECASE)
 # Words that address or point and name nothing: an answer made of them and the question's words
 # says nothing (the stop lists lack the possessives). The stop lists' numerals do name something.
 _POINTERS = frozenset("ваш твой наш мой свой его её их your yours my mine our".split())
-# The word the facts name the user by («Пользователь работает сварщиком.»): an answer that echoes
-# it («Собака пользователя зовут Сережа.») points at the user as «ваш» does, and names nobody.
+# The word the facts name the user by («Пользователь работает токарем.»): an answer that echoes
+# it («Хорька пользователя зовут Марсель.») points at the user as «ваш» does, and names nobody.
 _THE_USER = frozenset(("пользователь", "user"))
 _NUMERALS = frozenset("один два три".split())
 # A question with none of these asks yes or no, and an answer that repeats it says yes.
@@ -182,15 +182,16 @@ def says_no_info(answer: str) -> bool:
 def adds_nothing(answer: str, question: str) -> bool:
     """The answer names nothing the question does not: every word it has, less session markers and
     words that only join, address or point, is one of the question's words (by lemma).
-    `adds_nothing("Мопс моей бабушки — мопс.", "Как зовут мопса моей бабушки?")` is True;
-    `adds_nothing("В трёх странах.", "В каких странах я побывала?")` is False, and so is any answer
-    to a yes/no question (no question word, or «ли»: «Играю ли я в футбол?») or any that picks one
-    of the things a question offers (`offered`: «Живопись.» to «Какое у меня хобби — фотография или
-    живопись?»). Kin count as one word («Мать.» to «Как зовут мою маму?» adds nothing), and an
-    answer to a question asking what someone is called adds nothing where it gives no name
-    (`gives_name`: «Шедевр! Ладно, пора тёщу встречать» to «Как зовут мою тёщу?»). A small reader
-    asked what the material lacks often writes such a sentence (bench/results/reading.md)."""
-    if not _lemmas(question) & _WH or asks_yes_no(question):  # «Помогли ли мне советы, как …?»
+    `adds_nothing("Попугай моего дяди — попугай.", "Как зовут попугая моего дяди?")` is True;
+    `adds_nothing("В трёх театрах.", "В каких театрах я выступал?")` is False, and so is any answer
+    to a yes/no question (no question word, or «ли»: «Катаюсь ли я на лыжах?») or any that picks one
+    of the things a question offers (`offered`: «Виолончель.» to «Какой у меня инструмент — скрипка
+    или виолончель?»). Kin count as one word («Отец.» to «Как зовут моего папу?» adds nothing), and
+    an answer to a question asking what someone is called adds nothing where it gives no name
+    (`gives_name`: «Завтра приезжает свекровь, надо прибраться» to «Как зовут мою свекровь?»). A
+    small reader asked what the material lacks often writes such a sentence
+    (bench/results/reading.md)."""
+    if not _lemmas(question) & _WH or asks_yes_no(question):  # «Помог ли мне совет, как …?»
         return False
     if asks_name(question) and not gives_name(answer):
         return True
@@ -199,8 +200,8 @@ def adds_nothing(answer: str, question: str) -> bool:
 
 
 def asks_name(question: str) -> bool:
-    """A Russian question asks what someone is called: «Как зовут …?», «Как мы назвали дочку?», or
-    a name asked «как»/«какой» of («Какая у меня фамилия?»). «Кто зовёт меня на рыбалку?» asks who."""
+    """A Russian question asks what someone is called: «Как зовут …?», «Как мы назвали щенка?», or
+    a name asked «как»/«какой» of («Какое у меня отчество?»). «Кто зовёт меня в кино?» asks who."""
     if detect_lang(question) != "ru":
         return False
     lemmas = _lemmas(question)
@@ -241,20 +242,20 @@ _NAMES = frozenset(("Name", "Surn", "Patr"))
 
 
 def _as_kin(lemmas: set) -> set:
-    """Lemmas with each kin word as its one name (`_KIN`): «Мать» to «Как зовут мою маму?» names
+    """Lemmas with each kin word as its one name (`_KIN`): «Отец» to «Как зовут моего папу?» names
     no one the question does not."""
     return {_KIN.get(w, w) for w in lemmas}
 
 
 # The question words whose phrase is what is asked, not whom it is asked about: the first noun
 # after them («Сколько лет …», «Какая машина у моей сестры …»); after «кто», the first noun if it
-# is the one asked for («Кто мой любимый писатель?», «Кто из родственников …»), not «Кто живёт с
-# моей бабушкой?».
+# is the one asked for («Кто мой любимый композитор?», «Кто из соседей …»), not «Кто живёт с
+# моим дедушкой?».
 _ASKING = frozenset("какой сколько который чей".split())
 
 
 # Nouns that name a kind of something, not the thing: the asked phrase goes on to the noun after
-# them («Какими видами спорта …»: a line about yoga names «спорт», not «вид»).
+# them («Какими видами единоборств …»: a line about judo names «единоборство», not «вид»).
 _KINDS = frozenset("вид тип род сорт разновидность".split())
 
 
@@ -284,8 +285,8 @@ def _parses(question: str) -> list:
 
 def offered(question: str) -> set:
     """The things a Russian question offers to choose from, by lemma: the nouns on either side of
-    «или» (`offered("Какое у меня хобби — фотография или живопись?") == {"фотография", "живопись"}`;
-    «Кто приезжал или собирался приехать?» offers none: verbs join there)."""
+    «или» (`offered("Какой у меня инструмент — скрипка или виолончель?") == {"скрипка", "виолончель"}`;
+    «Кто звонил или собирался зайти?» offers none: verbs join there)."""
     if detect_lang(question) != "ru":
         return set()
     parses = _parses(question)
@@ -295,9 +296,9 @@ def offered(question: str) -> set:
 
 def asked_about(question: str) -> set:
     """The people and animals a Russian question asks about, by lemma: its animate nouns less the
-    asked phrase's (`_ASKING`). `asked_about("Сколько лет моей жене?") == {"жена"}`,
-    `asked_about("Как зовут мопса моей бабушки?") == {"мопс", "бабушка"}`,
-    `asked_about("Каким спортом я занимаюсь?") == set()`. Empty for English (no morphology here)."""
+    asked phrase's (`_ASKING`). `asked_about("Сколько лет моему дяде?") == {"дядя"}`,
+    `asked_about("Как зовут попугая моего дяди?") == {"попугай", "дядя"}`,
+    `asked_about("Каким инструментом я играю?") == set()`. Empty for English (no morphology here)."""
     if detect_lang(question) != "ru":
         return set()
     parses, nouns, asked = _nouns(question)
@@ -341,8 +342,8 @@ def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
 def someone_elses(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     """The answer gives someone else's value: the question asks about someone (`asked_about`), the
     answer names something the question does not, and every material line (with its topic) that
-    holds what it names is about nobody the question asks about. «Ваша жена — Сергей.» to «Как
-    зовут мою жену?» where «Сергей» stands only in «Друг пользователя Сергей …». A value the material
+    holds what it names is about nobody the question asks about. «Ваш начальник — Эдуард.» to «Как
+    зовут моего начальника?» where «Эдуард» stands only in «Сосед пользователя Эдуард …». A value the material
     lacks altogether is not judged here (the reader may have put it in other words)."""
     about, named = asked_about(question), _beyond(answer, question)
     if not about or not named:
@@ -353,8 +354,8 @@ def someone_elses(answer: str, question: str, lines: list[tuple[str, str]]) -> b
 
 def _beyond(answer: str, question: str) -> set:
     """What the answer names that the question does not, by lemma, and not as another form of one
-    of the question's words either (`_mentions`: kin, or the first five letters): «Мальчишки
-    слушают меня.» to «Слушаются ли меня мальчишки?» names nothing beyond it."""
+    of the question's words either (`_mentions`: kin, or the first five letters): «Коллеги
+    советуются со мной.» to «Советуют ли мне коллеги?» names nothing beyond it."""
     asked = _named(question)
     return {w for w in _named(answer) - asked if not _mentions({w}, asked)}
 
@@ -383,10 +384,10 @@ def _measures_of(word: str, within: dict) -> set:
 
 
 def asked_measures(question: str) -> set:
-    """The measures a Russian question asks: its asked phrase's noun («Какая у меня зарплата?»:
-    money), the noun «сколько» counts («Сколько мне лет?»: time; the first one in the genitive, so
-    not «в месяц» in «Сколько я зарабатываю в месяц?»), or where «сколько» counts no noun, its verb
-    («Сколько я вешу?»: mass). Empty for English and for a question that asks no measure."""
+    """The measures a Russian question asks: its asked phrase's noun («Какой у меня оклад?»:
+    money), the noun «сколько» counts («Сколько часов я сплю?»: time; the first one in the genitive,
+    so not «в неделю» in «Сколько я трачу в неделю?»), or where «сколько» counts no noun, its verb
+    («Сколько весит мой чемодан?»: mass). Empty for English and for a question that asks no measure."""
     if detect_lang(question) != "ru":
         return set()
     parses, nouns, asked = _nouns(question)
@@ -401,8 +402,8 @@ def asked_measures(question: str) -> set:
 
 
 def _quantities(text: str) -> list[tuple[str, set]]:
-    """Each number of `text` with the measure of the unit right after it («155 сантиметров»:
-    ("155", {"length"})), empty where no unit follows («155», «30 тысяч в месяц»: «в» is none)."""
+    """Each number of `text` with the measure of the unit right after it («42 километра»:
+    ("42", {"length"})), empty where no unit follows («42», «20 тысяч в неделю»: «в» is none)."""
     signed = [(number, _measures_of(sign, _UNITS)) for sign, number in _SIGN_FIRST.findall(text)]
     taken = {number for number, _ in signed}  # «$500 в месяц»: the sign's
     return signed + [(number, _measures_of(unit, _UNITS) if unit else set()) for number, unit in _QUANTITY.findall(text)
@@ -411,10 +412,11 @@ def _quantities(text: str) -> list[tuple[str, set]]:
 
 def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     """The answer gives a value of another measure than the question asks: a number whose unit is
-    another measure's («155 сантиметров» to «Какая у меня зарплата?»), or a bare number that stands
-    in the material beside another measure's unit and never beside the asked one's («155» to
-    «Сколько я вешу?» where the material has «рост 155 см»). A small reader given no salary gives
-    the height it read. Russian only; a question that asks no measure is not judged here."""
+    another measure's («42 километра» to «Какой у меня оклад?»), or a bare number that stands
+    in the material beside another measure's unit and never beside the asked one's («70» to
+    «Сколько весит мой чемодан?» where the material has «проехал 70 км»). A small reader given no
+    value of the asked measure gives a number of another that it read. Russian only; a question
+    that asks no measure is not judged here."""
     asked = asked_measures(question)
     if not asked:
         return False
@@ -458,7 +460,7 @@ def _counted(lemma: str) -> bool:
 def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     """The answer's value stands nowhere in the material: it names something the question does not,
     numbers aside (`_counted`), and not one of those words stands in a material line or topic, by
-    lemma or first five letters. «Собаку зовут Сережа.» where no line has «Сережа». The other half of
+    lemma or first five letters. «Хорька зовут Марсель.» where no line has «Марсель». The other half of
     `unrelated`, which leaves a value standing nowhere alone. Russian only: an English reader's
     answer is more often put in its own words («likely», a worked-out date)."""
     if detect_lang(question) != "ru":
@@ -477,8 +479,8 @@ SECOND_LOOK_MAX_TOKENS = 40
 
 def focus(question: str, lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The material lines (with their topic) about what a Russian question names: those that mention
-    every noun outside the asked phrase («Как зовут мопса моей бабушки?»: «мопс» and «бабушка»), or
-    where it has none, one of the asked phrase's («Какой мой любимый напиток?»: «напиток»), by lemma
+    every noun outside the asked phrase («Как зовут попугая моего дяди?»: «попугай» and «дядя»), or
+    where it has none, one of the asked phrase's («Какой мой любимый цветок?»: «цветок»), by lemma
     or first five letters (`_mentions`); at most `FOCUS_MAX_LINES`, in the material's order. Empty
     for English, or a question without nouns."""
     if detect_lang(question) != "ru":
@@ -511,11 +513,11 @@ def second_answer(text: Optional[str], question: str, lines: list[tuple[str, str
                   overrules: bool = False) -> Optional[str]:
     """The second look's answer as the contest keeps it, or None: where it holds up on the focused
     `lines` (`holds_up`). A line of the user's it copied with its label is read as the user's own
-    words («Пользователь: Младшей сестрёнке нужен в школе пересказ Гранатового браслета»); any other
+    words («Пользователь: Внуку задали в школе доклад о вулканах»); any other
     speaker's line stays refused. Where it `overrules` the reader's own "no information", the line
     holding its value must also name what the question says of it (`holds_up`'s `verbs`): the
-    reader read that line and declined, and «У пользователя закончился кофе.» is no answer to «Какой
-    напиток я ненавижу?»."""
+    reader read that line and declined, and «Пользователь слушал джаз в машине.» is no answer to
+    «Какую музыку я недолюбливаю?»."""
     text = _USER_LABEL.sub("", text or "", count=1)
     return text if text and holds_up(text, question, lines, verbs=overrules) else None
 
@@ -535,10 +537,10 @@ def holds_up(answer: str, question: str, lines: list[tuple[str, str]], verbs: bo
       any (by lemma or first five letters). A number is not excused here as `ungrounded` excuses
       it: the second look keeps only what it can point at.
     - A line that holds the value names, itself or by its topic, what the question asks of and
-      whom: the noun asked «какой»/«который»/«чей» of («Какой любимый фильм у моей жены?»: «Жене
-      нравится Чехов» is no film), and the word that qualifies the one asked about («Как зовут мою
-      младшую сестру?»: «Старшую сестру зовут Эля» is not her); with `verbs`, each of the
-      question's verbs too (`_verbs`: «ненавижу»)."""
+      whom: the noun asked «какой»/«который»/«чей» of («Какая любимая песня у моего брата?»:
+      «Брату нравится Шопен» is no song), and the word that qualifies the one asked about («Как
+      зовут моего младшего брата?»: «Старшего брата зовут Глеб» is not him); with `verbs`, each of
+      the question's verbs too (`_verbs`: «недолюбливаю»)."""
     if (says_no_info(answer) or adds_nothing(answer, question) or unrelated(answer, question, lines)
             or _lemmas(answer) & _DENIES or _LABEL.match(answer)):
         return False
@@ -556,7 +558,7 @@ def holds_up(answer: str, question: str, lines: list[tuple[str, str]], verbs: bo
 
 def _verbs(question: str) -> set:
     """The lemmas of a question's verbs, less those that only ask a name or join (`_BARE_VERBS`):
-    what the question says of the one it asks about («Какой напиток я **ненавижу**?»)."""
+    what the question says of the one it asks about («Какую музыку я **недолюбливаю**?»)."""
     return {_lemma(p) for p in _parses(question) if p.tag.POS in ("VERB", "INFN")} - _BARE_VERBS
 
 
@@ -566,7 +568,7 @@ _BARE_VERBS = frozenset(("быть", "звать", "называть", "назв
 def _asked_of(question: str) -> tuple[set, set]:
     """What a line giving the value must name: the nouns asked «какой»/«который»/«чей» of («сколько»
     asks a count, its noun a unit), and the adjectives right before the nouns asked about
-    («младшую сестру»: «младший»; «мою» points, it qualifies nothing)."""
+    («младшего брата»: «младший»; «моего» points, it qualifies nothing)."""
     parses, nouns, asked = _nouns(question)
     attribute = {_lemma(parses[i]) for i, by in asked.items() if by != "сколько"}
     qualifiers = {_lemma(parses[i - 1]) for i in nouns if i not in asked and i > 0

@@ -71,18 +71,18 @@ class Settings:
     # "quote" asks first for the line that holds the answer, checks it stands in the material, and
     # asks P(yes) of that line against the question on its own (gate.read).
     gate: str = field(default="calibrated", metadata=one_of(gate.MODES))
-    # An answer that names nothing the question does not («Мопс моей бабушки — мопс.») is declined
+    # An answer that names nothing the question does not («Попугай моего дяди — попугай.») is declined
     # (answer.adds_nothing: no call; on the recorded answers it declined 6 no-answer drafts and
     # no right one, bench/results/reading.md).
     decline_empty: bool = True
     # An answer whose value stands in the material only in lines about someone else than the one
-    # the question asks about («Как зовут мою жену?» → «Сергей», from «друг Сергей»), or of another
-    # measure than it asks («Какая у меня зарплата?» → «155 сантиметров»), is declined
+    # the question asks about («Как зовут моего начальника?» → «Эдуард», from «сосед Эдуард»), or of
+    # another measure than it asks («Какой у меня оклад?» → «42 километра»), is declined
     # (answer.unrelated: no call; Russian only). On the recorded Russian answers with their prompts
     # it declined no right answer (bench/results/reading.md, `bench/readers.py unrelated`).
     decline_unrelated: bool = True
-    # An answer whose value stands nowhere in the material («Как зовут нашу собаку?» → «Сережа»,
-    # no line naming a Сережа) is declined (answer.ungrounded: no call; Russian only; numbers
+    # An answer whose value stands nowhere in the material («Как зовут нашего хорька?» → «Марсель»,
+    # no line naming a Марсель) is declined (answer.ungrounded: no call; Russian only; numbers
     # aside, a count or an age may be worked out). Measured in bench/results/reading.md
     # (`bench/readers.py declines`): on the recorded Russian answers it declined no right answer.
     decline_ungrounded: bool = True

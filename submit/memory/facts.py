@@ -2,7 +2,7 @@
 
 `prefilter` skips pairs that cannot hold a fact about the user (placeholders, bare
 acknowledgments) and trims long pasted texts to the user's own words; it is deliberately
-light: Russian drops pronouns ("Купили Шкоду", "Вернулся с концерта"), so a first-person
+light: Russian drops pronouns ("Купили Шкоду", "Вернулся из похода"), so a first-person
 test skipped 7 of 48 evidence turns on the dev data;
 `build_prompts` makes one chat per remaining pair, with the preceding context needed to
 resolve references; `parse_facts` reads whatever the model returned, counting what it

@@ -37,7 +37,7 @@ QUOTE_MIN_SHARE = 0.8  # of the quote's words that must stand in one line of the
 
 def speaks_for(question: str) -> bool:
     """Whether the calibration's threshold speaks for the question's form: not for a Russian yes/no
-    question («Есть ли у меня фотоаппарат?»), a form the shipped calibration sets hold none of. On the
+    question («Есть ли у меня самокат?»), a form the shipped calibration sets hold none of. On the
     versions probe the 1.5B's P(yes) put 6 of its 17 «ли» questions under the threshold and 1 of its
     51 others (bench/results/reading.md)."""
     return not asks_yes_no(question)
@@ -74,7 +74,7 @@ def found_quote(reply: str, material: str) -> Optional[str]:
     """The reply's quote when it stands in the material: its first line, with list marks and
     quotes stripped, most of whose words (`QUOTE_MIN_SHARE`) are in one line of the material;
     None for "нет"/"no", an empty reply, or a line the reader made up.
-    `found_quote("- Я работаю сварщиком", "...\n- Я работаю сварщиком [сессия 2]\n...")` is the line."""
+    `found_quote("- Я работаю токарем", "...\n- Я работаю токарем [сессия 2]\n...")` is the line."""
     lines = [ln.strip() for ln in reply.strip().splitlines() if ln.strip()]
     quote = lines[0].strip(" -•*«»\"'") if lines else ""
     words = [w.lower() for w in WORD.findall(quote)]

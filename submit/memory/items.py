@@ -15,7 +15,7 @@ to the reader once more, its last line asking for every item as JSON (`list_ask`
 `items.*.yaml`, held to LIST_SCHEMA), and the listed items the answer leaves out are joined to it.
 A small reader that names one or two items in a sentence lists more when asked for a list, and
 the facts alone are fewer lines to go through (bench/results/reading.md). It still stops after
-the first line that names several («Hyundai Creta, Kia Sportage и Haval Jolion», the Multivan of
+the first line that names several («Lada Vesta, Skoda Octavia и Toyota Camry», the Tiguan of
 a later session left out), so the list is asked twice in one batched call: the facts as shown,
 and each topic's facts latest first (`list_chats`); the items of both are kept. Called by
 `dialogue`; pure but `judge` and `listed`.
@@ -63,7 +63,7 @@ def _stems(text: str) -> set:
 
 def _covered(text: str, other: str) -> bool:
     """Every word of `text` (of three letters or more) stands in `other`: the same first five
-    letters or the same lemma («Футболом» in «футбол», «Тверь» in «Твери»). False for no words."""
+    letters or the same lemma («Кроликами» in «кролики», «Пермь» in «Перми»). False for no words."""
     words = [w.lower() for w in WORD.findall(text) if len(w) >= 3]
     theirs = [w.lower() for w in WORD.findall(other) if len(w) >= 3]
     stems, lemmas = {w[:5] for w in theirs}, {normalize_word(w) for w in theirs}
@@ -72,8 +72,8 @@ def _covered(text: str, other: str) -> bool:
 
 def joined(answer: str, kept: Sequence[FactLine], lang: str) -> str:
     """The answer with the kept facts' values it does not mention joined to it, in the facts'
-    order: `joined("Вы играете в футбол.", [футбол, пинг-понг], "ru")` is
-    "Вы играете в футбол (также: пинг-понг)." — a value counts as mentioned when every word of
+    order: `joined("Вы держите кроликов.", [кролики, куры], "ru")` is
+    "Вы держите кроликов (также: куры)." — a value counts as mentioned when every word of
     it is in the answer (`_covered`: its first five letters or its lemma, so endings may differ)."""
     return joined_values(answer, [line.fact.value for line in kept], lang)
 
@@ -99,13 +99,13 @@ _PLURAL_OWNER = frozenset(("мой", "наш"))
 
 def several(question: str) -> bool:
     """Whether a Russian question's form asks for several things: a plural «какие» or «мои» («В
-    каких странах я побывала?», «Как зовут моих друзей?»), or «кто из» («Кто из родственников
-    приезжал?»); or a form that shows no number at all and asks for everything of a kind: «что» in
-    any case as its first word («Чего я боюсь?», «Чем я увлекаюсь?», «Что нравится моей жене?»), or
-    an instrumental «каким» with its noun («Каким спортом я занимаюсь?», the contest sample's own
-    list question, gold «футбол, пинг-понг»). False for English (no morphology here). Over the 194
+    каких театрах я выступал?», «Как зовут моих соседей?»), or «кто из» («Кто из коллег
+    звонил?»); or a form that shows no number at all and asks for everything of a kind: «что» in
+    any case as its first word («Чего я избегаю?», «Чем я интересуюсь?», «Что дарит мне брат?»), or
+    an instrumental «каким» with its noun («Каким инструментом я играю?», the form of the contest
+    sample's own list question). False for English (no morphology here). Over the 194
     Russian dev, probe, calibration and demo questions: 54 of the 70 `info_consolidation` (most of
-    them lists), 8 of the 124 others («Сколько лет моим племянникам?», «Что я собираюсь написать?»),
+    them lists), 8 of the 124 others («Сколько лет моим внукам?», «Что я собираюсь посадить?»),
     where a list of one item changes nothing and a list of the earlier values joins them."""
     words = WORD.findall(question.lower())
     parses = [morph().parse(w)[0] for w in words] if has_cyrillic(question) else []
@@ -160,7 +160,7 @@ _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 
 def parse_items(text: str) -> list[str]:
     """The items of a list reply, a cut reply's complete ones included: `parse_items('{"items":
-    ["Тверь", "Костр')` is ["Тверь"]. Empty strings and repeats dropped, at most MAX_ITEMS."""
+    ["Калуга", "Выбо')` is ["Калуга"]. Empty strings and repeats dropped, at most MAX_ITEMS."""
     try:
         found = json.loads(text).get("items", [])
         found = found if isinstance(found, list) else []
@@ -195,8 +195,8 @@ def kept_items(reply: str, ask: list, lang: str) -> list[str]:
 
 def union_items(lists: Sequence[Sequence[str]]) -> list[str]:
     """The items of several lists (each ask's `kept_items`), in order, less an item whose every
-    word an earlier one holds (`_covered`: «Спирит» after «Спирита», «темноты» after «панически
-    боится темноты»)."""
+    word an earlier one holds (`_covered`: «Барсик» after «Барсика», «змей» after «до дрожи
+    боится змей»)."""
     out: list[str] = []
     for item in (item for found in lists for item in found):
         if not any(_covered(item, seen) for seen in out):

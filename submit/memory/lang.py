@@ -19,13 +19,13 @@ WORD = re.compile(r"[^\W_]+")  # a word: a run of letters and digits, any script
 def detect_lang(text: str) -> str:
     """"ru" when Cyrillic letters are at least as many as Latin ones (and there are some), else "en".
 
-    `detect_lang("Где я живу?") == "ru"`; `detect_lang("Where do I live? (Омск)") == "en"`"""
+    `detect_lang("Куда я еду?") == "ru"`; `detect_lang("Where do I live? (Омск)") == "en"`"""
     return "ru" if len(_CYRILLIC.findall(text)) >= len(_LATIN.findall(text)) and _CYRILLIC.search(text) else "en"
 
 
 def asks_yes_no(question: str) -> bool:
     """A Russian question with the particle «ли» asks yes or no, whatever question word stands in it:
-    `asks_yes_no("Помогли ли мне советы, как быстро заснуть?")` is True."""
+    `asks_yes_no("Помог ли мне совет, как починить кран?")` is True."""
     return "ли" in {w.lower() for w in WORD.findall(question)}
 
 

@@ -203,7 +203,7 @@ LABELS = {"ru": ("сессия", "раньше"), "en": ("session", "earlier")}
 
 
 def render(line: FactLine, lang: str) -> str:
-    """`[сессия 5] Пользователь — технический писатель. (раньше: «разработчик», сессия 3)`"""
+    """`[сессия 5] Пользователь — старший механик. (раньше: «механик», сессия 3)`"""
     session, replaced = LABELS[lang]
     text = f"[{session} {line.fact.session_order + 1}] {line.fact.statement}"
     if line.replaced:

@@ -1,10 +1,11 @@
 """Which facts the answer prompt shows: the topic the question names first, then the nearest.
 
-A question names its topic in its own words («Какие у меня хобби?», «Чем я увлекаюсь?»), and the
-extractor filed the facts under slot keys («хобби.фотография», «хобби.чтение»); dense similarity
-of the question to each statement («Пользователь купил себе фотоаппарат») left half of a topic
+A question names its topic in its own words («Какие у меня растения?», «Что растёт у меня на
+подоконнике?»), and the extractor filed the facts under slot keys («растения.фикус»,
+«растения.кактус»); dense similarity of the question to each statement («Пользователь купил горшок
+для фикуса») left half of a topic
 out of a list answer. A fact is in the question's topic when its slot key holds a lemma of the
-question, or when its key's first word (the topic, «хобби») is one of the `labels` topics nearest
+question, or when its key's first word (the topic, «растения») is one of the `labels` topics nearest
 the question. `select` takes the few nearest facts, then the topic's facts (nearest first), then
 the nearest others, while their lines fit a character budget. Called by `dialogue`.
 """
@@ -21,13 +22,13 @@ from .lexical import tokenize
 def topic_words(question: str, names: Iterable[str] = ()) -> frozenset:
     """The question's lemmas, less the people's names (in a chat between people every key ends with one).
 
-    `topic_words("Какие у меня хобби?")` == {"хобби"}."""
+    `topic_words("Какие у меня растения?")` == {"растение"}."""
     skip = {lemma for name in names for lemma in tokenize(name)}
     return frozenset(tokenize(question)) - skip
 
 
 def label_of(fact: Fact) -> str:
-    """The topic as the extractor wrote it: the slot key's first component («хобби»)."""
+    """The topic as the extractor wrote it: the slot key's first component («растения»)."""
     return fact.slot.split(".")[0].strip()
 
 

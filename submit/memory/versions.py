@@ -67,7 +67,7 @@ def groups(slots: Slots, fresh: Sequence) -> list[Group]:
 
 
 def record(i: int, fact, lang: str) -> str:
-    """`3. [сессия 5] работа.должность — Пользователь работает сварщиком.`"""
+    """`3. [сессия 5] работа.должность — Пользователь работает токарем.`"""
     return f"{i}. [{LABEL[lang]} {fact.session_order + 1}] {fact.slot} — {fact.statement}"
 
 
@@ -119,7 +119,7 @@ def decide(llm, slots: Slots, fresh: Sequence, lang: str, max_tokens: int, stats
 
 
 def note(fact, lang: str) -> str:
-    """`[сессия 5] Пользователь работает сварщиком.`: a statement as the check shows it."""
+    """`[сессия 5] Пользователь работает токарем.`: a statement as the check shows it."""
     return f"[{LABEL[lang]} {fact.session_order + 1}] {fact.statement}"
 
 
