@@ -5,8 +5,9 @@ A small reader answers from insufficient material with somebody else's name or a
 than it declines (shared/docs/READING.md); no prompt wording moved it, but its own P(yes) on the
 gate question did (bench/results/reading.md). A threshold fitted on one model means nothing for
 another, so none is written here: each run asks its own model the gate question over a shipped
-calibration set (`submit/calibration/`: answer prompts built from the contest sample's dialogues,
-half of whose questions the dialogue answers and half it never does; English sets, built from a
+calibration set (`submit/calibration/`: answer prompts built from dialogues written for the
+calibration alone, never from one a measurement reads, half of whose questions the dialogue
+answers and half it never does; English sets, built from a
 LoCoMo conversation by tools/calibration.py, live outside the repository in the folder
 `Settings.calibration_dir` names) and takes the threshold by the rule in `calibrate`. Pure
 functions; `model_inference` runs the calibration, `dialogue` the gate.
