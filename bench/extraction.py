@@ -218,7 +218,7 @@ def per_message(facts: list, candidates: int) -> Counter:
     return spread
 
 
-def real_report(record, done: dict, seconds: float, command: str) -> str:
+def real_report(record, done: dict, seconds: float, command: str, source: str = SAMPLE.name) -> str:
     s, ledger = done["stats"], done["ledger"]
     replies = s.get("candidates", 0)
     whole = replies - s.get("cut", 0) - s.get("unparsable", 0)
@@ -240,9 +240,9 @@ def real_report(record, done: dict, seconds: float, command: str) -> str:
     links = [f"- {link.old.statement} → {link.new.statement}" for link in done["links"][:12]]
     facts = [f"- `{f.slot}` = {f.value} — {f.statement}" for f in done["facts"][:15]]
     return "\n".join([
-        "# Extraction by the real local model over one contest-sample dialogue", "",
+        f"# Extraction by the real local model over one dialogue of `{source}`", "",
         f"`{command}`", "",
-        f"Record {record.id} of `format_example.jsonl` ({record.question_type}): «{record.question}» "
+        f"Record {record.id} of `{source}` ({record.question_type}): «{record.question}» "
         f"gold «{record.gold}», answer «{done['answer']}»"
         + (" (the scripted LLM's: a replay answers with no model)." if done["replayed"] else "."), "",
         "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows], "",
@@ -621,7 +621,7 @@ def real(args) -> int:
         print(f"extraction.py real: stopped: {stale(e)}", file=sys.stderr)
         return 3
     command = "nice -n 10 .venv/bin/python bench/extraction.py " + " ".join(args.given)
-    text = real_report(record, done, seconds, command.strip())
+    text = real_report(record, done, seconds, command.strip(), Path(args.data).name)
     out = args.out or (None if "replay:" in args.llm else REAL_OUT)
     if out:
         Path(out).write_text(text, encoding="utf-8")

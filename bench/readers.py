@@ -68,6 +68,7 @@ EVIDENCE_SCHEMA = {"type": "object", "properties": {
 ASK_ALL = {"ru": "Ответ одним предложением (если подходит несколько пунктов — назови все):",
            "en": "Answer in one sentence (if several items fit, name them all):"}
 CHECKS = ("before", "after")
+USERS_ID = re.compile(r"^\d+-[uc]-\d+$")  # a question of ../shared/data/gigamemory/users ("27-u-08")
 
 
 def rows_of(paths, wanted=lambda row: "id" in row) -> list[dict]:
@@ -520,8 +521,12 @@ def verdicts(paths: str) -> dict:
 def verdict_of(known: dict, row: dict, text: str):
     """The verdict on `text` as an answer to `row`'s question: the one given with the row's gold where
     there is one (a question two dialogues ask, answerable in one: «Как зовут мою маму?»), else the
-    question's; None where neither."""
-    return known.get((row["question"], row.get("gold"), text), known.get((row["question"], text)))
+    question's; None where neither. A verdict given without its gold was given over the contest
+    sample's dialogues (every one was, before the users came): it never speaks for a users' question."""
+    given = known.get((row["question"], row.get("gold"), text))
+    if given is None and not USERS_ID.match(str(row.get("id", ""))):
+        given = known.get((row["question"], text))
+    return given
 
 
 def judge(args) -> int:
@@ -538,6 +543,7 @@ def judge(args) -> int:
         if given is None and key not in seen:
             seen.add(key)
             items.append({"id": f"j{len(items) + 1:04d}", "question": key[0], "gold": row["gold"], "answer": text})
+    Path(args.pending).parent.mkdir(parents=True, exist_ok=True)
     jsonl.write_rows(Path(args.pending), items)
     print(f"{len(items)} item(s) to judge: {args.pending}")
     return 0

@@ -1,0 +1,100 @@
+"""A stand-in reader (a capable model under a committed brief) over fixed answer prompts, as `readers.py read` rows.
+
+    .venv/bin/python bench/stand_in_reading.py export --prompts users_dev:8000 --out runs/literal/chats.jsonl
+    .venv/bin/python bench/stand_in_reading.py take --prompts users_dev:8000 \\
+        --model "stand-in (literal small-model reading)" runs/literal/replies.jsonl \\
+        --out bench/results/reading/literal_users_dev_c8000.jsonl
+
+`export` writes every chat the contest's answer stage would ask a reader of each prompt
+(`bench/prompts.py` rows): the answer prompt as built (`plain`) and, for a question whose form
+asks for several things, its two list asks (`list`, `list_late`, `submit/memory/items.py`), each
+as `{"key", "messages"}` with `key` = `<prompt id>|<way>`, for a stand-in that sees one chat at a
+time and nothing else (the brief it follows is committed beside its replies). `take` reads its
+`{"key", "reply"}` lines and writes the rows `readers.py read` would have written for a local
+model (`answer` read as the contest reads a reply, `items` as the contest keeps them), so every
+table of `readers.py` (`table`, `declines`, `judge`) reads a stand-in like the local readers.
+The gate and the second look need a model's log-probabilities or a second call after the first:
+a stand-in's rows have neither, so its declines are the reader's own and the call-free rules'.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script
+    sys.path.insert(0, str(ROOT))
+
+from bench.readers import LISTS, list_ask, some_prompts  # noqa: E402
+from local_eval import jsonl  # noqa: E402
+from submit.memory import answer as answer_step  # noqa: E402
+from submit.memory import items as list_step  # noqa: E402
+
+
+def chats(row: dict) -> dict:
+    """way -> the chat a reader is asked for this prompt row."""
+    lang = answer_step.detect_lang(row["question"])
+    out = {"plain": row["messages"]}
+    if list_step.several(row["question"]):
+        out.update({way: list_ask(row, way, lang) for way in LISTS})
+    return out
+
+
+def export(args) -> int:
+    rows = [{"key": f"{row['id']}|{way}", "messages": chat}
+            for row in some_prompts(args.prompts, "export") for way, chat in chats(row).items()]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    jsonl.write_rows(Path(args.out), rows)
+    print(f"{len(rows)} chat(s) in {args.out}")
+    return 0
+
+
+def reading_row(row: dict, way: str, reply: str, model: str) -> dict:
+    """The row `readers.py read` writes for this way, from a stand-in's reply."""
+    lang = answer_step.detect_lang(row["question"])
+    found = ({"answer": answer_step.clean_answer(reply) or answer_step.NO_INFO[lang]} if way == "plain"
+             else {"items": list_step.kept_items(reply, chats(row)[way], lang)})
+    return {"id": row["id"], "set": row.get("set"), "way": way, "question": row["question"],
+            "gold": row.get("gold", ""), "question_type": row["question_type"], "answerable": row.get("answerable"),
+            "model": model, **found, "raw": reply}
+
+
+def take(args) -> int:
+    prompts = {row["id"]: row for row in some_prompts(args.prompts, "take")}
+    replies = {}
+    for path in args.replies:
+        for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                row = json.loads(line)
+                if not isinstance(row.get("reply"), str) or row.get("key", "").split("|")[0] not in prompts:
+                    raise SystemExit(f"{path}:{number}: not a {{\"key\", \"reply\"}} line of these prompts")
+                replies[row["key"]] = row["reply"]
+    wanted = [f"{i}|{way}" for i, row in prompts.items() for way in chats(row)]
+    missing = [k for k in wanted if k not in replies]
+    if missing:
+        raise SystemExit(f"{len(missing)} chat(s) have no reply yet, e.g. {missing[:3]}")
+    out = [reading_row(prompts[key.split("|")[0]], key.split("|")[1], replies[key], args.model) for key in wanted]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    jsonl.write_rows(Path(args.out), out)
+    print(f"{len(out)} row(s) in {args.out}")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("export", help="the chats a reader is asked, for a stand-in")
+    t = sub.add_parser("take", help="the stand-in's replies -> readers.py read rows")
+    for s in (e, t):
+        s.add_argument("--prompts", action="append", required=True, help="bench/prompts.py files or SET:CHARS")
+        s.add_argument("--out", required=True)
+    t.add_argument("--model", required=True, help="the reader's name in the rows (its brief's)")
+    t.add_argument("replies", nargs="+")
+    args = p.parse_args(argv)
+    return export(args) if args.command == "export" else take(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
