@@ -68,9 +68,9 @@ def take(args) -> int:
         for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
             if line.strip():
                 row = json.loads(line)
-                if not isinstance(row.get("reply"), str) or row.get("key", "").split("|")[0] not in prompts:
-                    raise SystemExit(f"{path}:{number}: not a {{\"key\", \"reply\"}} line of these prompts")
-                replies[row["key"]] = row["reply"]
+                if not isinstance(row.get("reply"), str) or "|" not in str(row.get("key", "")):
+                    raise SystemExit(f"{path}:{number}: not a {{\"key\", \"reply\"}} line")
+                replies[row["key"]] = row["reply"]  # a file may hold other sets' replies too
     wanted = [f"{i}|{way}" for i, row in prompts.items() for way in chats(row)]
     missing = [k for k in wanted if k not in replies]
     if missing:
