@@ -107,6 +107,9 @@ SOURCES = {
     "q15_own": ("replay:" + str(ROOT / "bench/stores/systems/qwen1.5b"), "1,2,3,4", "all", SAMPLE_QUESTIONS),
     # the twelve users of ../shared/data/gigamemory/users, answered by a capable stand-in (tools/users_fixture.py)
     "users_fixture": (prompts.USERS_FIXTURES, USERS_HELD, "all", USERS_QUESTIONS),
+    # the local 1.5B's own extraction of dev users 29 and 30 (bench/stores/users_real; 27 and 28 are
+    # asked their versions calls again under the versions prompt's new keys)
+    "users_q15_own": ("replay:" + str(ROOT / "bench/stores/users_real"), "29,30", "all", USERS_QUESTIONS),
 }
 # versions: the extraction fixture, the recorded replies of the pass and its check, the judges
 FIXTURE, VERSIONS, CHECKS = prompts.FIXTURE_FILES
