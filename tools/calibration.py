@@ -10,7 +10,7 @@ the dialogue never says (the users' 30 `no_info` questions, checked against the 
 by their authors, and two more written here, each checked by a search of the user's messages:
 `checked`), 32 of their 41 answerable ones that are not yes/no questions («Есть ли …?», a form
 the gate does not read: `gate.speaks_for`), spread over the types — each user padded to the
-contest's length with filler sessions (`tools/pad_users.py`, seed `PAD_SEED`), with the users'
+contest's length with filler sessions (`tools/pad_users.py`, seed `bench.prompts.USERS_SEED`), with the users'
 recorded facts (`tools/users_fixture.py`). English (local_eval's LoCoMo and LongMemEval runs):
 64 questions of one LoCoMo conversation (`EN_CONVERSATION`), 32 answerable and 32 adversarial
 (about what the other speaker did: the gold is that it is not mentioned), spread evenly over its
@@ -38,18 +38,17 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script
     sys.path.insert(0, str(ROOT))
 
-from bench.prompts import SETS, USERS_FIXTURES, Catch, ask, contest_model, declines, records  # noqa: E402
+from bench.prompts import (SETS, USERS_DATA, USERS_FIXTURES, USERS_SEED, Catch, ask, contest_model,  # noqa: E402
+                           declines, records)
 from local_eval import jsonl  # noqa: E402
 from local_eval.tasks import gigamemory  # noqa: E402
 from local_eval.tasks.padding import records_for  # noqa: E402
-from tools.pad_users import USERS_DATA  # noqa: E402
 
 QUESTIONS = ROOT / "tools/calibration/questions_ru.jsonl"
 OUT = ROOT / "submit/calibration"
 EN_OUT = ROOT / ".cache/calibration"  # local_eval's English runs pass it: --calibration-dir .cache/calibration
 EN_CONVERSATION = "conv-26"  # LoCoMo's conversation the English set is drawn from
 EN_EACH = 32  # answerable and adversarial questions each
-PAD_SEED = 0  # the Russian users' padding to the contest's length (tools/pad_users.py)
 
 
 def spread(items: list, n: int) -> list:
@@ -61,7 +60,7 @@ def questions_of(lang: str, questions: Path) -> tuple[list, str]:
     """The calibration records of `lang` and the recorded source of their facts."""
     if lang == "ru":
         rows = jsonl.read_rows(questions, lambda r: "dialogue_id" in r)[0]
-        return gigamemory.from_rows(records_for(rows, USERS_DATA, seed=PAD_SEED)), USERS_FIXTURES
+        return gigamemory.from_rows(records_for(rows, USERS_DATA, seed=USERS_SEED)), USERS_FIXTURES
     found = records("locomo", only=[EN_CONVERSATION + "_"])
     return (spread([r for r in found if not declines(r)], EN_EACH) + spread([r for r in found if declines(r)], EN_EACH),
             SETS["locomo"][2])

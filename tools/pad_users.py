@@ -21,10 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script
     sys.path.insert(0, str(ROOT))
 
+from bench.prompts import USERS_DATA  # noqa: E402
 from local_eval import jsonl  # noqa: E402
 from local_eval.tasks.padding import CONTEST_CHARS, SPLITS, session_chars, users_records  # noqa: E402
-
-USERS_DATA = ROOT.parent / "shared/data/gigamemory/users"
 
 
 def main(argv=None) -> int:

@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:  # run as a script
 
 from bench.prompts import USERS_DATA, USERS_FIXTURE_FILES  # noqa: E402
 from local_eval import jsonl  # noqa: E402
-from local_eval.llms.fixture import _NOTE, _RECORD, FixtureLLM, message_marker, normalize  # noqa: E402
+from local_eval.llms.fixture import FixtureLLM, check_statements, message_marker, normalize, versions_records  # noqa: E402,E501
 from local_eval.tasks import gigamemory  # noqa: E402
 from submit.memory.llm import EXTRACT, LLM, VERSIONS, VERSIONS_CHECK, Generation, empty_instance  # noqa: E402
 
@@ -66,12 +66,7 @@ class Recorder(LLM):
 
 def dialogues(data: Path = USERS_DATA) -> list:
     """One record per user dialogue (its first question's): the pairs are what matter here."""
-    seen, out = set(), []
-    for record in gigamemory.load(str(data / "questions.jsonl"), dialogues_from=str(data)):
-        if record.dialogue_id not in seen:
-            seen.add(record.dialogue_id)
-            out.append(record)
-    return out
+    return gigamemory.first_per_dialogue(gigamemory.load(str(data / "questions.jsonl"), dialogues_from=str(data)))
 
 
 def prompts_of(round_: str, embedder: str, cache_dir: str) -> list[dict]:
@@ -94,9 +89,9 @@ def prompts_of(round_: str, embedder: str, cache_dir: str) -> list[dict]:
             if round_ == "extract":
                 row["message"] = normalize(content.split(MARKER, 1)[1])
             elif round_ == "versions":
-                row["records"] = [normalize(r) for r in _RECORD.findall(content)]
+                row["records"] = versions_records(content)
             else:
-                row["earlier"], row["later"] = (normalize(m.group(1)) for m in _NOTE.finditer(content))
+                row["earlier"], row["later"] = check_statements(content)
             rows.append(row)
     return rows
 

@@ -38,6 +38,16 @@ def normalize(text: str) -> str:
     return " ".join(text.split())
 
 
+def versions_records(content: str) -> list[str]:
+    """The numbered records of a versions prompt ("3. [сессия 8] key — statement"), normalized."""
+    return [normalize(r) for r in _RECORD.findall(content)]
+
+
+def check_statements(content: str) -> list[str]:
+    """The two statements of a versions-check prompt, earlier first, normalized."""
+    return [normalize(m.group(1)) for m in _NOTE.finditer(content)]
+
+
 def message_marker(lang: str) -> str:
     """The words our extraction prompt puts right before the user's message ("Сообщение пользователя:")."""
     content = prompts.render("extract", lang, message=_SENTINEL, before="")[-1]["content"]
@@ -107,13 +117,12 @@ class FixtureLLM(LLM):
         return Generation(reply, prompt, self.count_tokens(reply))
 
     def _versions(self, content: str) -> str:
-        reply = self.replies.get(_records_key(_RECORD.findall(content)))
+        reply = self.replies.get(tuple(versions_records(content)))
         self.stats["versions_matched" if reply is not None else "versions_unknown"] += 1
         return reply or ""
 
     def _check(self, content: str) -> str:
-        statements = [m.group(1) for m in _NOTE.finditer(content)]
-        reply = self.checks.get(_records_key(statements))
+        reply = self.checks.get(tuple(check_statements(content)))
         self.stats["checks_matched" if reply is not None else "checks_unknown"] += 1
         return reply or ""
 

@@ -33,6 +33,14 @@ def from_rows(rows: list[dict]) -> list[Record]:
     return [_record(row, {**row, "id": row.get("dialogue_id", row["id"])}) for row in rows]
 
 
+def first_per_dialogue(records: list[Record]) -> list[Record]:
+    """Each dialogue's first record, in order: what a measurement of the dialogue alone reads."""
+    found: dict[str, Record] = {}
+    for record in records:
+        found.setdefault(record.dialogue_id, record)
+    return list(found.values())
+
+
 def _read_jsonl(path: Path) -> list[dict]:
     with path.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
