@@ -51,6 +51,7 @@ from typing import Optional, Sequence
 
 from local_eval import jsonl
 from submit.memory import answer as answer_step
+from submit.memory import decide as bound
 from submit.memory import gate as contest_gate
 from submit.memory import items as list_step
 from submit.memory.gate import with_ask  # the one definition: the contest's gate builds its chats with it
@@ -169,6 +170,17 @@ def read_evidence(server, row: dict, lang: str) -> dict:
             "usage": reply.get("usage", {})}
 
 
+def read_bound(server, row: dict, lang: str) -> dict:
+    """The contest's bound answer (`submit/memory/decide.py`): quotes, answer and items in JSON held
+    by its schema; `raw` is what `decide` replays, `answer` the reply's own answer before any check."""
+    chat = with_ask(row["messages"], bound.ask(lang))
+    reply = ask(server, chat_body(chat, bound.BOUND_MAX_TOKENS, bound.BOUND_SCHEMA))
+    raw = reply["choices"][0]["message"]["content"] or ""
+    read = bound.parse(raw)
+    return {"answer": read.answer or answer_step.NO_INFO[lang], "quotes": list(read.quotes),
+            "items": list(read.items), "raw": raw, "usage": reply.get("usage", {})}
+
+
 def read_ask_all(server, row: dict, lang: str) -> dict:
     """The answer prompt whose last line also asks for every item (a list question's answer)."""
     return read_plain(server, {**row, "messages": with_ask(row["messages"], ASK_ALL[lang])}, lang)
@@ -244,7 +256,7 @@ def stale_seconds(recorded: list, prompts: dict) -> set:
 
 
 LISTS = ("list", "list_late")  # the contest's list call asks both, in one batch; a question's items are their union
-WAYS = {"plain": read_plain, "evidence": read_evidence, "ask_all": read_ask_all, "list": read_list,
+WAYS = {"plain": read_plain, "bound": read_bound, "evidence": read_evidence, "ask_all": read_ask_all, "list": read_list,
         "list_late": read_list_late}
 # ways whose rows read a prompt but answer nothing themselves (a second look's answer stands in for
 # its plain answer's where that one is declined: `second_looked`)
@@ -372,7 +384,8 @@ def with_listed(answer: str, question: str, listed: Optional[list]) -> str:
 
 def variants(row: dict, declined: dict, gate: str, empty: bool = False,
              prompts: Optional[dict] = None, listings: Optional[dict] = None,
-             seconds: Optional[dict] = None) -> list[tuple[str, str, str]]:
+             seconds: Optional[dict] = None, switches: Optional[bound.Switches] = None,
+             p_yes: Optional[float] = None) -> list[tuple[str, str, str]]:
     """(way, the way it adds a decline to, answer) for each answer a row stands for: the reader's
     own, then with the abstention check it asked ("check before", "check after": its no declines),
     or with the gate (`--gate`: the gate row's signal below the threshold declines); with `empty`,
@@ -384,14 +397,62 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     decline ("+ second look"); with
     `listings` ((file, set, id) -> the items of the list ways' rows), each of those with the listed
     items joined too ("+ list",
-    `with_listed`), for every question (one the list way did not read keeps its answer)."""
+    `with_listed`), for every question (one the list way did not read keeps its answer). A `bound`
+    row (the bound answer) stands instead for its reply through the contest's decision
+    (`bound_variants`)."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
     out = [(way, way, row["answer"])]
+    if way == "bound":
+        return out + bound_variants(row, prompts, switches, p_yes)
     out += _more(row, way, declined, gate, empty, prompts, seconds or {})
     if listings:
         listed = listings.get((row["file"], row.get("set"), row["id"]))
         out += [(f"{name} + list", base, with_listed(text, row["question"], listed)) for name, base, text in out]
     return out
+
+
+def bound_variants(row: dict, prompts: Optional[dict], switches: Optional[bound.Switches],
+                   p_yes: Optional[float]) -> list:
+    """A bound reply through `decide.decide` (the same function the contest class calls): with
+    every check on and no gate ("+ checks"), and with the `switches` a calibration earned,
+    the gate's `p_yes` read where it has a threshold ("+ calibrated"). Needs the prompt the reply
+    was read from (its material); without it, the reply's own answer alone."""
+    prompt = prompt_of(prompts, row)
+    if prompt is None:
+        return []
+    reply, lines = bound.parse(row["raw"]), answer_step.material(prompt["messages"], row["question"])
+    out = [("bound + checks", "bound", bound.decide(row["question"], reply, lines, bound.Switches()).text)]
+    if switches is not None:
+        out.append(("bound + calibrated", "bound", bound.decide(row["question"], reply, lines, switches, p_yes).text))
+    return out
+
+
+def calibrated_switches(spec: str) -> tuple[Optional[bound.Switches], str]:
+    """`READING@PROMPTS` -> the switches `decide.switch` earns on a calibration set: READING a `read`
+    of it (its `bound` rows, and its `gate` rows for the gate's threshold by the contest's rule),
+    PROMPTS the set's prompt file (`submit/calibration/ru.c4000.jsonl`); and a note saying which
+    checks are on and why."""
+    if not spec:
+        return None, ""
+    reading, _, prompt_spec = spec.partition("@")
+    rows = rows_of([reading])
+    prompts = {r["id"]: r for r in prompt_rows([prompt_spec])}
+    gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
+    replies = [r for r in rows if r.get("way") == "bound" and r["id"] in prompts]
+    if not replies:
+        raise SystemExit(f"--switches: no bound rows of {prompt_spec}'s prompts in {reading}")
+    threshold = None
+    if gates:
+        lang = answer_step.detect_lang(replies[0]["question"])
+        found = the_rule(lang, [(i, bool(prompts[i]["answerable"]), p) for i, p in gates.items() if i in prompts])
+        threshold = found.threshold if found.on else None
+    calibration = [bound.Calibrated(r["question"], bool(prompts[r["id"]]["answerable"]), bound.parse(r["raw"]),
+                                    tuple(answer_step.material(prompts[r["id"]]["messages"], r["question"])),
+                                    gates.get(r["id"])) for r in replies]
+    switches = bound.switch(calibration, threshold)
+    note = f"checks switched on {reading} ({len(replies)} replies): " + "; ".join(
+        f"{name} {why}" for name, why in switches.why.items())
+    return switches, note
 
 
 def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: Optional[dict], seconds: dict) -> list:
@@ -487,7 +548,8 @@ def kept(rows: list, material: Optional[dict]) -> list:
     return list_step.union_items([list_step.kept_items(r["raw"], list_ask(prompt, r["way"], lang), lang) for r in rows])
 
 
-def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ()) -> list[tuple[dict, str, str, str]]:
+def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = (),
+             switches: Optional[bound.Switches] = None) -> list[tuple[dict, str, str, str]]:
     """(row, way, base way, answer) for every answer of the readers' rows (the gate's and the list
     way's own rows aside, which add variants where the files hold them); `prompts`: bench/prompts.py
     files the answers were read from (the unrelated-value decline's material)."""
@@ -500,8 +562,10 @@ def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = ())
             by_question[(r["file"], r.get("set"), r["id"])].append(r)
     listings = {key: kept(found, material) for key, found in by_question.items()}
     seconds = second_looked(rows, material)
+    p_yes = {(r["file"], r.get("set"), r["id"]): r["p_yes"] for r in rows if r.get("way") == "gate"}
     return [(row, *v) for row in rows if row.get("way") not in NOT_ANSWERS
-            for v in variants(row, declined, gate, empty, material, listings, seconds)]
+            for v in variants(row, declined, gate, empty, material, listings, seconds, switches,
+                              p_yes.get((row["file"], row.get("set"), row["id"])))]
 
 
 def verdicts(paths: str) -> dict:
@@ -533,7 +597,8 @@ def judge(args) -> int:
     """The items no verdict covers yet, one per (question, gold, answer), for a judge to read; a
     question asked with several golds is read again with each gold where its verdict names none."""
     known, items, seen = verdicts(args.verdicts), [], set()
-    found = answered(args.answers, calibrated(args.gate, args.max_false)[0], args.empty, args.prompts or ())
+    found = answered(args.answers, calibrated(args.gate, args.max_false)[0], args.empty, args.prompts or (),
+                     calibrated_switches(args.switches)[0])
     golds = defaultdict(set)
     for row, _, _, _ in found:
         golds[row["question"]].add(row.get("gold"))
@@ -554,7 +619,8 @@ def table(args) -> int:
     counts: dict = {}  # (file, set, way) -> question type -> [right, n]; and each way's base
     bases, missing = {}, 0
     gate, note = calibrated(args.gate, args.max_false)
-    for row, way, base, text in answered(args.answers, gate, args.empty, args.prompts or ()):
+    switches, switched = calibrated_switches(args.switches)
+    for row, way, base, text in answered(args.answers, gate, args.empty, args.prompts or (), switches):
         verdict = verdict_of(known, row, text)
         missing += verdict is None
         name = (row["file"], row.get("set") or "–", way)
@@ -566,15 +632,17 @@ def table(args) -> int:
     kinds = sorted({k for c in counts.values() for k in c} - {"ALL"}) + ["ALL"]
     command = " ".join([".venv/bin/python bench/readers.py table", *args.answers, "--verdicts", args.verdicts]
                        + ([f"--gate '{args.gate}'"] if args.gate else []) + (["--empty"] if args.empty else [])
-                       + [f"--prompts {p}" for p in args.prompts or ()])
+                       + [f"--prompts {p}" for p in args.prompts or ()]
+                       + ([f"--switches {args.switches}"] if args.switches else []))
     lines = [f"# Readers on fixed answer prompts\n\n`{command}`\n",
              "| answers | set | way | " + " | ".join(kinds) + " |", "|---|---|---|" + "---|" * len(kinds)]
     for name, cells in counts.items():
         if cells["ALL"][1] == counts[bases[name]]["ALL"][1]:  # a decline shows where every row of its way has it
             lines.append("| " + " | ".join(name) + " | " + " | ".join(
                 f"{cells[k][0]}/{cells[k][1]}" if k in cells else "–" for k in kinds) + " |")
-    if note:
-        lines.append(f"\n{note}.")
+    for said in (note, switched):
+        if said:
+            lines.append(f"\n{said}.")
     if missing:
         lines.append(f"\n{missing} answer(s) have no verdict yet (`bench/readers.py judge`): counted wrong.")
     text = "\n".join(lines) + "\n"
@@ -770,6 +838,7 @@ def declines_table(args) -> int:
     import glob
     known = verdicts(args.verdicts)
     material = load_material(args.prompts)
+    switches, note = calibrated_switches(args.switches)
     paths = sorted({p for pattern in args.files for p in glob.glob(pattern, recursive=True)})
     chosen = calibrated(args.gate, args.max_false)[0] if args.gate not in ("", "cv") else ""
     fixed = parse_gate(chosen)[1] if chosen else None
@@ -807,7 +876,38 @@ def declines_table(args) -> int:
         if folds:
             print(f"\n{name}: thresholds by held-out dialogue: "
                   + ", ".join(f"{f}: {'off' if t is None else t}" for f, t in folds.items()) + "\n")
+        bound_declines(name, rows, material, known, switches)
+    if note:
+        print(f"\n{note}.")
     return 0
+
+
+def bound_declines(name: str, rows: list, material: dict, known: dict, switches: Optional[bound.Switches]) -> None:
+    """`declines_table`'s lines for a file's bound answers (`--way bound`), through `decide.decide`:
+    the reader's own "no information", then each check of `decide.CHECKS` added in turn (every
+    one on, no gate), then the checks and gate the calibration's `switches` turned on."""
+    replies = [r for r in rows if r.get("way") == "bound" and prompt_of(material, r)]
+    if not replies:
+        return
+    gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
+    checks = list(bound.CHECKS)
+    stages = [(f"bound: {'the reader' + chr(39) + 's own' if not k else '+ ' + checks[k - 1]}",
+               bound.Switches(frozenset(checks[:k]))) for k in range(len(checks) + 1)]
+    if switches is not None:
+        stages.append((f"bound: calibrated ({', '.join(sorted(switches.on)) or 'nothing on'})", switches))
+    for stage, on in stages:
+        out = lost = right = 0
+        for r in replies:
+            prompt = prompt_of(material, r)
+            lines = answer_step.material(prompt["messages"], r["question"])
+            verdict = bound.decide(r["question"], bound.parse(r["raw"]), lines, on, gates.get(r["id"]))
+            if verdict.declined:
+                out += 1
+                if prompt["answerable"]:
+                    lost += 1
+                    right += bool(verdict_of(known, r, r["answer"]))
+        answerable = sum(bool(prompt_of(material, r)["answerable"]) for r in replies)
+        print(f"| {name} | {stage} | {out - lost}/{len(replies) - answerable} | {lost}/{answerable} | {right} |")
 
 
 def coverage(args) -> int:
@@ -922,6 +1022,9 @@ def main(argv=None) -> int:
         s.add_argument("--prompts", action="append", help="with --empty: the bench/prompts.py file the answers "
                        "were read from, or SET:CHARS to build it (ru_dev:4000), to add the unrelated-value decline "
                        "after it (repeat for several)")
+        s.add_argument("--switches", default="", help="READING@PROMPTS: the bound answers (`--way bound`) also "
+                       "through the checks a calibration earns (submit/memory/decide.py): READING a read of the "
+                       "calibration prompts PROMPTS by the same reader, with its gate rows")
         if name == "judge":
             s.add_argument("--pending", required=True, help="where to write the items to judge")
         else:
@@ -953,6 +1056,8 @@ def main(argv=None) -> int:
     d.add_argument("--verdicts", default="", help="verdicts JSONL: how many declined answerable answers were right")
     d.add_argument("--max-false", type=float, help="the calibration rule's share of answerable prompts the gate may "
                    "decline [default: the contest's, Settings.gate_max_false]")
+    d.add_argument("--switches", default="", help="READING@PROMPTS: the bound answers' checks as a calibration "
+                   "earns them (see table --switches)")
     c = sub.add_parser("coverage", help="the coverage-accuracy curve of a reader's answers, the gate swept")
     c.add_argument("answers", help="a `read` file with plain answers and gate rows (bench/results/reading/)")
     c.add_argument("--verdicts", required=True, help="verdicts JSONL ({question, answer, correct})")

@@ -7,7 +7,8 @@
 
 `export` writes every chat the contest's answer stage would ask a reader of each prompt
 (`bench/prompts.py` rows): the answer prompt as built (`plain`) and, for a question whose form
-asks for several things, its two list asks (`list`, `list_late`, `submit/memory/items.py`), each
+asks for several things, its two list asks (`list`, `list_late`, `submit/memory/items.py`), or
+with `--stage bound` the one bound answer (`bound`, `submit/memory/decide.py`), each
 as `{"key", "messages"}` with `key` = `<prompt id>|<way>`, for a stand-in that sees one chat at a
 time and nothing else (the brief it follows is committed beside its replies). `take` reads its
 `{"key", "reply"}` lines and writes the rows `readers.py read` would have written for a local
@@ -27,15 +28,23 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script
     sys.path.insert(0, str(ROOT))
 
-from bench.readers import LISTS, list_ask, some_prompts  # noqa: E402
+from bench.readers import LISTS, list_ask, some_prompts, with_ask  # noqa: E402
 from local_eval import jsonl  # noqa: E402
 from submit.memory import answer as answer_step  # noqa: E402
+from submit.memory import decide as bound  # noqa: E402
 from submit.memory import items as list_step  # noqa: E402
 
 
-def chats(row: dict) -> dict:
-    """way -> the chat a reader is asked for this prompt row."""
+STAGES = {"rules": ("plain",) + LISTS, "bound": ("bound",)}
+
+
+def chats(row: dict, stage: str = "rules") -> dict:
+    """way -> the chat a reader is asked for this prompt row: by the stage of word rules, the
+    plain answer and, for a question whose form asks for several things, the two list asks; by
+    the bound stage (`submit/memory/decide.py`), the one bound answer."""
     lang = answer_step.detect_lang(row["question"])
+    if stage == "bound":
+        return {"bound": with_ask(row["messages"], bound.ask(lang))}
     out = {"plain": row["messages"]}
     if list_step.several(row["question"]):
         out.update({way: list_ask(row, way, lang) for way in LISTS})
@@ -44,7 +53,7 @@ def chats(row: dict) -> dict:
 
 def export(args) -> int:
     rows = [{"key": f"{row['id']}|{way}", "messages": chat}
-            for row in some_prompts(args.prompts, "export") for way, chat in chats(row).items()]
+            for row in some_prompts(args.prompts, "export") for way, chat in chats(row, args.stage).items()]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     jsonl.write_rows(Path(args.out), rows)
     print(f"{len(rows)} chat(s) in {args.out}")
@@ -54,8 +63,14 @@ def export(args) -> int:
 def reading_row(row: dict, way: str, reply: str, model: str) -> dict:
     """The row `readers.py read` writes for this way, from a stand-in's reply."""
     lang = answer_step.detect_lang(row["question"])
-    found = ({"answer": answer_step.clean_answer(reply) or answer_step.NO_INFO[lang]} if way == "plain"
-             else {"items": list_step.kept_items(reply, chats(row)[way], lang)})
+    if way == "bound":
+        read = bound.parse(reply)
+        found = {"answer": read.answer or answer_step.NO_INFO[lang], "quotes": list(read.quotes),
+                 "items": list(read.items)}
+    elif way == "plain":
+        found = {"answer": answer_step.clean_answer(reply) or answer_step.NO_INFO[lang]}
+    else:
+        found = {"items": list_step.kept_items(reply, chats(row)[way], lang)}
     return {"id": row["id"], "set": row.get("set"), "way": way, "question": row["question"],
             "gold": row.get("gold", ""), "question_type": row["question_type"], "answerable": row.get("answerable"),
             "model": model, **found, "raw": reply}
@@ -71,13 +86,15 @@ def take(args) -> int:
                 if not isinstance(row.get("reply"), str) or "|" not in str(row.get("key", "")):
                     raise SystemExit(f"{path}:{number}: not a {{\"key\", \"reply\"}} line")
                 replies[row["key"]] = row["reply"]  # a file may hold other sets' replies too
-    wanted = [f"{i}|{way}" for i, row in prompts.items() for way in chats(row)]
+    wanted = [f"{i}|{way}" for i, row in prompts.items() for way in chats(row, args.stage)]
     missing = [k for k in wanted if k not in replies]
     if missing:
         raise SystemExit(f"{len(missing)} chat(s) have no reply yet, e.g. {missing[:3]}")
     out = [reading_row(prompts[key.split("|")[0]], key.split("|")[1], replies[key], args.model) for key in wanted]
+    ways = set(STAGES[args.stage])  # the other stage's rows already in the file stay
+    kept = [r for r in jsonl.read_rows(Path(args.out), lambda r: "way" in r)[0] if r["way"] not in ways]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    jsonl.write_rows(Path(args.out), out)
+    jsonl.write_rows(Path(args.out), kept + out)
     print(f"{len(out)} row(s) in {args.out}")
     return 0
 
@@ -90,6 +107,8 @@ def main(argv=None) -> int:
     for s in (e, t):
         s.add_argument("--prompts", action="append", required=True, help="bench/prompts.py files or SET:CHARS")
         s.add_argument("--out", required=True)
+        s.add_argument("--stage", choices=STAGES, default="rules", help="the chats of the stage of word rules "
+                       "(the plain answer and the list asks) or of the bound answer (submit/memory/decide.py)")
     t.add_argument("--model", required=True, help="the reader's name in the rows (its brief's)")
     t.add_argument("replies", nargs="+")
     args = p.parse_args(argv)

@@ -24,8 +24,8 @@ from submit_interface import ModelWithMemory
 from . import fallbacks as why
 from . import guard
 from .config import Config, embedder_chain, resolve_llm
-from .memory import gate
-from .memory.answer import NO_INFO, detect_lang
+from .memory import decide, gate
+from .memory.answer import NO_INFO, detect_lang, material
 from .memory.budget import FULL, STRICT, TOP_TURNS, Plan, TimeBudget
 from .memory.dialogue import Answer, DialogueMemory
 from .memory.embed import CachedEmbedder, Embedder, first_working
@@ -89,6 +89,8 @@ class SubmitModelWithMemory(ModelWithMemory):
         # The speaker decline's, the same way from the set's recorded margins (no model asked).
         self.speaker_calibrations: dict[str, gate.Calibration] = {}
         self.speaker_thresholds: dict[str, float] = {}
+        # The bound stage's checks, each on where the same calibration found it earns its keep.
+        self.switches: dict[str, decide.Switches] = {}
         self.traces: dict[str, Answer] = {}
         self.plans: dict[str, Plan] = {}
         self._busy: dict[str, threading.Lock] = {}
@@ -113,7 +115,7 @@ class SubmitModelWithMemory(ModelWithMemory):
     def _memory(self, key: str) -> DialogueMemory:
         if key not in self.memories:
             self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory, self.thresholds,
-                                                self.speaker_thresholds)
+                                                self.speaker_thresholds, self.switches)
             self._busy[key] = threading.Lock()
         return self.memories[key]
 
@@ -177,6 +179,18 @@ class SubmitModelWithMemory(ModelWithMemory):
         log.info("gigamemory: decline gate (%s) %s: %s; threshold %s, AUC %s over %d calls; scores %s",
                  lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
                  [[i, a, p] for i, a, p in found.scores])
+        if self.config.memory.answer_stage == "bound":
+            try:
+                switches = self._switches(lang, found)
+            except StopRun:
+                raise
+            except Exception as error:  # no calibration, no check earned: the reader's own answers stand
+                log.exception("gigamemory: the answer checks' calibration failed")
+                switches = decide.Switches(frozenset(), None, {"checks": f"off: calibration failed: "
+                                                                         f"{type(error).__name__}: {error}"})
+            self.switches[lang] = switches
+            log.info("gigamemory: answer checks (%s): %s", lang,
+                     "; ".join(f"{name} {said}" for name, said in switches.why.items()))
         try:
             speaker = self._speaker_calibration(lang)
         except Exception as error:  # the speaker decline off; the answers go on
@@ -187,6 +201,21 @@ class SubmitModelWithMemory(ModelWithMemory):
             self.speaker_thresholds[lang] = speaker.threshold
         log.info("gigamemory: speaker decline (%s) %s: %s; threshold %s, AUC %s", lang,
                  "on" if speaker.on else "off", speaker.why, speaker.threshold, speaker.auc)
+
+    def _switches(self, lang: str, found: gate.Calibration) -> decide.Switches:
+        """The checks this run's model earns (`decide.switch`): its bound answers to the calibration
+        prompts, asked in one batched call, beside the gate's calibration `found`."""
+        path, where = self._calibration_file(lang)
+        if path is None:
+            return decide.Switches(frozenset(), None, {"checks": f"off: no calibration set for {lang!r} in {where}"})
+        items = gate.load_set(path)
+        replies = self._llm.generate([gate.with_ask(item["messages"], decide.ask(lang)) for item in items],
+                                     max_tokens=decide.BOUND_MAX_TOKENS, schema=decide.BOUND_SCHEMA, purpose=CALIBRATE)
+        p_yes = {i: p for i, _, p in found.scores}
+        rows = [decide.Calibrated(item["question"], bool(item["answerable"]), decide.parse(reply.text),
+                                  tuple(material(item["messages"], item["question"])), p_yes.get(item["id"]))
+                for item, reply in zip(items, replies)]
+        return decide.switch(rows, found.threshold if found.on else None, self.config.memory.gate_no_answer_share)
 
     def _calibration_file(self, lang: str):
         """The calibration set for `lang` (gate.calibration_file over the shipped folder and the

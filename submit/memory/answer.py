@@ -412,7 +412,8 @@ def _quantities(text: str) -> list[tuple[str, set]]:
 
 def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     """The answer gives a value of another measure than the question asks: a number whose unit is
-    another measure's («42 километра» to «Какой у меня оклад?»), or a bare number that stands
+    another measure's («42 километра» to «Какой у меня оклад?») and none of the asked one's (a
+    fluent reader gives the weight beside the asked height), or a bare number that stands
     in the material beside another measure's unit and never beside the asked one's («70» to
     «Сколько весит мой чемодан?» where the material has «проехал 70 км»). A small reader given no
     value of the asked measure gives a number of another that it read. Russian only; a question
@@ -421,6 +422,8 @@ def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> b
     if not asked:
         return False
     quantities = _quantities(answer)
+    if any(measures & asked for _, measures in quantities):  # the asked one is given, others beside it
+        return False
     if any(measures and not measures & asked for _, measures in quantities):
         return True
     bare = {number for number, measures in quantities if not measures}

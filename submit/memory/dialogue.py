@@ -20,6 +20,7 @@ from typing import Optional, Sequence
 from ..fallbacks import EMPTY_ANSWER, MEMORY_ANSWER
 from . import answer as answer_step
 from . import budget
+from . import decide
 from . import facts as fact_step
 from . import gate
 from . import items
@@ -114,6 +115,10 @@ class Settings:
     # 62 questions of the other four: 9 of 14 adversarial declined, 3 of 48 answerable
     # (bench/results/reading.md).
     decline_speaker: bool = True
+    # The answer stage: "rules" (the plain answer, the word rules, the second look and the list
+    # asks below) or "bound" (decide.py: one answer bound to its quotes, and the checks the run's
+    # own calibration earned; the rules' switches below do not apply to it).
+    answer_stage: str = field(default="rules", metadata=one_of(("rules", "bound")))
     # Lists (items.py): "select" judges each shown fact against the question in one batched
     # one-token call; where two or more are kept, the reader sees only those and the values it
     # leaves out are joined to its answer. "list": a question whose form asks for several things
@@ -158,6 +163,7 @@ class Answer:
     # reader's own "no information"); its answer held up and stands where `text` is an answer and
     # `declined_by` None
     second_look: Optional[str] = None
+    quotes: tuple = ()  # the bound stage's: the material lines (topic, line) the answer rests on
     timings: dict = field(default_factory=dict)
 
     @property
@@ -175,9 +181,13 @@ class DialogueMemory:
     declined) are the contest class's, shared by every dialogue of the run."""
 
     def __init__(self, llm: LLM, embedder: Embedder, settings: Settings = Settings(),
-                 thresholds: Optional[dict] = None, speaker_thresholds: Optional[dict] = None):
+                 thresholds: Optional[dict] = None, speaker_thresholds: Optional[dict] = None,
+                 switches: Optional[dict] = None):
         self.llm = llm
         self.thresholds = thresholds if thresholds is not None else {}
+        # lang -> decide.Switches: the checks the run's calibration earned (the bound stage); a
+        # language without its calibration runs every check
+        self.switches = switches if switches is not None else {}
         self.speaker_thresholds = speaker_thresholds if speaker_thresholds is not None else {}
         self.embedder = embedder
         self.settings = settings
@@ -224,6 +234,8 @@ class DialogueMemory:
             return answer_step.build_prompt(question, context, lang, facts=shown, ask=ask,
                                             question_date=self.store.question_date,
                                             people=self.profile.people(self.store), task=self.profile.answer_prompt)
+        if self.settings.answer_stage == "bound":
+            return self._bound(question, prompt, context, lines, lang)
         # `by`: what declined the question, if anything did (Answer.declined_by)
         margin = gate.speaker_margin(hits, self.store.turns, question, self.profile.people(self.store))
         by = None
@@ -266,6 +278,28 @@ class DialogueMemory:
                       items=tuple((line.fact.statement, score, keep) for line, score, keep in judged),
                       listed=tuple(listed), second_look=looked,
                       fallback=None if text or by else EMPTY_ANSWER, timings=dict(self.timings))
+
+    def _bound(self, question: str, prompt, context: Context, lines: list, lang: str) -> Answer:
+        """The bound stage (decide.py): the gate where the calibration turned it on, then one answer
+        bound to its quotes, and the decision over it."""
+        switches = self.switches.get(lang, decide.Switches())
+        chat = prompt()
+        p_yes = self._gate(prompt, question, lang) if decide.GATE in switches.on else None
+        reply = None
+        if p_yes is None or switches.threshold is None or p_yes >= switches.threshold:
+            asked = gate.with_ask(chat, decide.ask(lang))
+            with self.stage("answer"):
+                generation = self.llm.generate([asked], max_tokens=decide.BOUND_MAX_TOKENS, schema=decide.BOUND_SCHEMA,
+                                               purpose=ANSWER)[0]
+            self.ledger.add(ANSWER, [generation])
+            reply = decide.parse(generation.text)
+            if not reply.answer and not generation.text.strip():
+                return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang, facts=tuple(lines),
+                              fallback=EMPTY_ANSWER, timings=dict(self.timings))
+        verdict = decide.decide(question, reply, answer_step.material(chat, question), switches, p_yes)
+        return Answer(text=verdict.text, context=context, lang=lang, facts=tuple(lines),
+                      declined_by=verdict.declined_by if verdict.declined_by != decide.OWN else None,
+                      p_yes=p_yes, listed=verdict.added, quotes=verdict.held, timings=dict(self.timings))
 
     def _about_the_other(self, margin: Optional[float], lang: str) -> bool:
         """The speaker decline: the question's person matches it worse than the other one does by

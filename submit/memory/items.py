@@ -78,12 +78,18 @@ def joined(answer: str, kept: Sequence[FactLine], lang: str) -> str:
     return joined_values(answer, [line.fact.value for line in kept], lang)
 
 
-def joined_values(answer: str, values: Sequence[str], lang: str) -> str:
-    """The answer with the values it does not mention (`joined`'s rule) joined to it, in order."""
-    missing = []
+def left_out(answer: str, values: Sequence[str]) -> list[str]:
+    """The values the answer does not mention (`joined`'s rule), in order, each once."""
+    missing: list[str] = []
     for value in (v.strip() for v in values):
         if value and _stems(value) and not _covered(value, answer) and value not in missing:
             missing.append(value)
+    return missing
+
+
+def joined_values(answer: str, values: Sequence[str], lang: str) -> str:
+    """The answer with the values it does not mention (`joined`'s rule) joined to it, in order."""
+    missing = left_out(answer, values)
     if not missing:
         return answer
     body, end = (answer[:-1], answer[-1]) if answer[-1:] in ".!" else (answer, ".")

@@ -1,0 +1,264 @@
+"""The answer stage's decision: one reply bound to its evidence, and the checks the run's own
+model has earned.
+
+The reader answers once, in JSON held by a schema (`bound` in `prompts/answer.*.yaml`): the
+verbatim pieces of the material its answer rests on (`quotes`), the answer, and the items where
+the question asks for several things. `decide` turns that reply into the contest's answer —
+a pure function of the question, the reply, the material and the switches, so the contest
+class and `bench/` replaying a recorded reply give the same verdict:
+
+    reply = parse(generation.text)
+    verdict = decide(question, reply, material(chat, question), switches, p_yes)
+
+Each check declines an answer on its own evidence (`CHECKS`); which are on is the run's own
+model's calibration's to say (`switch`): a check is on only where, on the calibration set's
+replies by the same model, it declines more unanswerable questions than it costs answerable ones
+by the gate's rule (`gate.calibrate`). A check written for a small reader's errors thereby turns
+itself off for a reader it trips.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from .. import prompts
+from . import answer as answer_step
+from . import items as list_step
+from .lang import NO_INFO, WORD, detect_lang
+from .lexical import morph
+
+BOUND_MAX_TOKENS = 256  # three quotes, a sentence and a dozen short items
+BOUND_SCHEMA = {"type": "object", "properties": {
+    "quotes": {"type": "array", "items": {"type": "string"}},
+    "answer": {"type": "string"},
+    "items": {"type": "array", "items": {"type": "string"}}},
+    "required": ["quotes", "answer", "items"]}
+QUOTE_MIN_SHARE = 0.8  # of a quote's words that must stand in one line of the material
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def ask(lang: str) -> str:
+    """The bound answer's last line of the answer prompt (in place of its plain `ask`), for a chat
+    with the user and a chat between two people alike."""
+    return prompts.text("answer", lang, "bound")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The reader's bound reply, read: `answer` None where the reply holds none."""
+    answer: Optional[str]
+    quotes: tuple = ()
+    items: tuple = ()
+
+
+def parse(raw: str) -> Reply:
+    """The reply's fields; a reply cut by the token cap keeps what it completed (its quotes, then
+    its answer), and one that is not JSON at all is an answer without quotes."""
+    text = (raw or "").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = _cut(text)
+    if not isinstance(data, dict):
+        return Reply(answer=answer_step.clean_answer(text))
+    def strings(key: str) -> tuple:
+        value = data.get(key)
+        return tuple(str(v).strip() for v in value if str(v).strip()) if isinstance(value, list) else ()
+    answer = data.get("answer")
+    return Reply(answer=answer_step.clean_answer(answer) if isinstance(answer, str) else None,
+                 quotes=strings("quotes"), items=strings("items"))
+
+
+def _cut(text: str):
+    """What a reply cut short says: the complete strings of its `quotes` list and its `answer`."""
+    if not text.startswith("{"):
+        return None
+    found: dict = {}
+    head, _, rest = text.partition('"answer"')
+    quotes = head.partition('"quotes"')[2]
+    found["quotes"] = [json.loads(f'"{s}"') for s in _STRING.findall(quotes.partition("]")[0])]
+    answer = _STRING.search(rest.partition(":")[2]) if rest else None
+    if answer:
+        found["answer"] = json.loads(f'"{answer.group(1)}"')
+    return found
+
+
+# ---------------------------------------------------------------- the checks
+
+
+def quoted(reply: Reply, lines: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The material lines (topic, line) that hold one of the reply's quotes: most of the quote's
+    words (`QUOTE_MIN_SHARE`) stand in the line, so a quote with its case or a word changed still
+    points at its line, and one the reader made up points at none."""
+    wanted = [[w.lower() for w in WORD.findall(q)] for q in reply.quotes]
+    wanted = [words for words in wanted if words]
+    found = []
+    for topic, line in lines:
+        have = {w.lower() for w in WORD.findall(f"{topic} {line}")}
+        if any(sum(w in have for w in words) >= QUOTE_MIN_SHARE * len(words) for words in wanted):
+            found.append((topic, line))
+    return found
+
+
+def unquoted(question: str, reply: Reply, held: list, lines: list) -> bool:
+    """The answer rests on no line of the material: the reader quoted none, or none that stands there."""
+    return not held
+
+
+def empty(question: str, reply: Reply, held: list, lines: list) -> bool:
+    """The answer names nothing the question does not (`answer.adds_nothing`); one that opens with
+    yes or no answers a question that asks it in any form («Правда, что я работаю штукатуром?» →
+    «Да, вы работаете штукатуром.»)."""
+    first = WORD.findall(reply.answer.lower())[:1]
+    return first not in (["да"], ["нет"], ["yes"], ["no"]) and answer_step.adds_nothing(reply.answer, question)
+
+
+def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
+    """The answer's value belongs to someone or something else: in the lines it rests on (all the
+    material where it quoted none), it stands only beside another person than the question asks
+    about (`answer.someone_elses`), the user's own thing asked and only another person's given
+    (`others_only`), or a number of another measure (`answer.other_measure`)."""
+    where = held or lines
+    return (answer_step.unrelated(reply.answer, question, where)
+            or (bool(held) and others_only(question, held)))
+
+
+def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
+    """What the answer names beyond the question stands nowhere in the lines it rests on (in the
+    material where it quoted none): `answer.ungrounded` read against those lines."""
+    return answer_step.ungrounded(reply.answer, question, held or lines)
+
+
+CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "ungrounded": ungrounded}
+GATE = "gate"  # the P(yes) gate (gate.py): a call of its own before the answer, switched like the checks
+OWN = "own"  # the reader's own "no information"
+
+
+def others_only(question: str, held: list) -> bool:
+    """A question about the user's own thing («Сколько я зарабатываю?»: it asks about no one else,
+    `answer.asked_about`) whose every quoted line is a fact about another person's — a person
+    owned by the user («Зарплата мужа пользователя …», «Сестра пользователя Лена …»): an animate
+    noun right before «пользователя» that the question does not name. Russian facts only: the
+    excerpts' lines are the user's own words, which name their owner in no fixed way."""
+    if detect_lang(question) != "ru" or answer_step.asked_about(question):
+        return False
+    asked = answer_step._named(question)
+    return all(any(not answer_step._mentions({person}, asked) for person in _owned_people(line))
+               for _, line in held)
+
+
+def _owned_people(line: str) -> set:
+    """The people a fact line says the user has, by lemma: each animate noun right before
+    «пользователя»/«пользователю»/… («мужа пользователя»: «муж»)."""
+    words = [w.lower() for w in WORD.findall(line)]
+    found = set()
+    for before, word in zip(words, words[1:]):
+        if word.startswith("пользовател") and before != "у":
+            parse = morph().parse(before)[0]
+            if "NOUN" in parse.tag and "anim" in parse.tag:
+                found.add(parse.normal_form.replace("ё", "е"))
+    return found
+
+
+# ---------------------------------------------------------------- the decision
+
+
+@dataclass(frozen=True)
+class Switches:
+    """Which checks are on for this run's reader, and why (the calibration's words); `threshold`:
+    the gate's P(yes) below which it declines, where the gate is on."""
+    on: frozenset = frozenset(CHECKS)
+    threshold: Optional[float] = None
+    why: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The contest's answer: `text`, and where it declined, `declined_by` (a check's name, GATE,
+    or OWN); `held` the material lines the answer rests on; `added` the items joined to it."""
+    text: str
+    declined_by: Optional[str] = None
+    held: tuple = ()
+    added: tuple = ()
+
+    @property
+    def declined(self) -> bool:
+        return self.declined_by is not None
+
+
+def decide(question: str, reply: Optional[Reply], lines: Sequence[tuple[str, str]], switches: Switches,
+           p_yes: Optional[float] = None) -> Verdict:
+    """The answer to `question` from the reader's bound `reply` (None: the gate declined before
+    it was asked) over the answer prompt's material `lines` (`answer.material`): declined by the
+    gate below its threshold, by the reader itself, or by the first check that is on and finds it
+    wanting; else the reply's answer, with the items it listed that it leaves out joined to it
+    where the question asks for several things (`items_added`)."""
+    lang = detect_lang(question)
+    no = NO_INFO[lang]
+    if p_yes is not None and switches.threshold is not None and GATE in switches.on and p_yes < switches.threshold:
+        return Verdict(no, GATE)
+    if reply is None or not reply.answer or answer_step.says_no_info(reply.answer):
+        return Verdict(no, OWN)
+    lines = list(lines)
+    held = quoted(reply, lines)
+    for name, check in CHECKS.items():
+        if name in switches.on and check(question, reply, held, lines):
+            return Verdict(no, name, tuple(held))
+    added = items_added(question, reply, held or lines)
+    text = list_step.joined_values(reply.answer, added, lang) if added else reply.answer
+    return Verdict(text, None, tuple(held), tuple(added))
+
+
+def items_added(question: str, reply: Reply, lines: Sequence[tuple[str, str]]) -> list[str]:
+    """The reply's items to join to its answer: only where the question's form asks for several
+    things (`items.several`) and offers no choice («… — скрипка или виолончель?») and the reader
+    listed two or more, those that stand in the lines it rests on (`items.grounded`) and its
+    answer leaves out (`items.left_out`)."""
+    if len(reply.items) < 2 or not list_step.several(question) or answer_step.offered(question):
+        return []
+    text = "\n".join(f"{topic} {line}" for topic, line in lines)
+    return list_step.left_out(reply.answer, [item for item in reply.items if list_step.grounded(item, text)])
+
+
+# ---------------------------------------------------------------- the switches, from the calibration
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """One calibration prompt as the run's reader answered it: its question, whether its dialogue
+    answers it, the bound reply (None: none readable), the material lines, the gate's P(yes)."""
+    question: str
+    answerable: bool
+    reply: Optional[Reply]
+    lines: tuple
+    p_yes: Optional[float] = None
+
+
+def switch(rows: Sequence[Calibrated], threshold: Optional[float] = None, no_answer_share: float = 0.25) -> Switches:
+    """The checks this reader has earned on the calibration set: the gate where its own calibration
+    set a `threshold` (`gate.calibrate`; None: off), then each check in `CHECKS`' order, read on the
+    answers still standing after the gate, the reader's own declines and the checks already on, is
+    on where it wins more than it loses by the gate's rule: the share of unanswerable prompts it
+    declines times `no_answer_share` above the share of answerable ones times the rest (every
+    answerable prompt declined counted as an answer lost, right or not)."""
+    kinds = {True: sum(r.answerable for r in rows), False: sum(not r.answerable for r in rows)}
+    on, why = set(), {}
+    if threshold is not None:
+        on.add(GATE)
+        why[GATE] = f"on below P(yes) {threshold} (gate.calibrate)"
+    standing = [r for r in rows if not decide(r.question, r.reply, r.lines, Switches(frozenset(on), threshold),
+                                              r.p_yes).declined]
+    for name, check in CHECKS.items():
+        hit = {kind: [r for r in standing if r.answerable is kind
+                      and check(r.question, r.reply, quoted(r.reply, list(r.lines)), list(r.lines))] for kind in kinds}
+        share = {kind: len(hit[kind]) / kinds[kind] if kinds[kind] else 0.0 for kind in kinds}
+        counts = f"{len(hit[False])}/{kinds[False]} unanswerable, {len(hit[True])}/{kinds[True]} answerable"
+        if kinds[False] and share[False] * no_answer_share > share[True] * (1 - no_answer_share):
+            on.add(name)
+            why[name] = f"on: declines {counts}"
+            standing = [r for r in standing if r not in hit[True] and r not in hit[False]]
+        else:
+            why[name] = f"off: would decline {counts}"
+    return Switches(frozenset(on), threshold, why)

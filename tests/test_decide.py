@@ -1,0 +1,165 @@
+"""The bound answer stage (issue 59): one reply bound to its quotes, a pure decision over it, and
+the checks each reader earns on the calibration set."""
+import json
+import re
+
+import pytest
+
+from models import Message
+from submit import SubmitModelWithMemory
+from submit.config import Config, replaced
+from submit.memory import decide, gate
+from submit.memory.answer import NO_INFO
+from submit.memory.decide import Calibrated, Reply, Switches
+from submit.memory.embed import HashEmbedder
+from submit.memory.llm import ANSWER, CALIBRATE, ScriptedLLM
+
+from test_gate import CAL_ANSWERABLE
+
+NO = NO_INFO["ru"]
+LINES = [("работа", "Пользователь работает бухгалтером."),
+         ("работа", "Муж пользователя получает около 180 000 ₽ в месяц."),
+         ("семья", "Сестру пользователя зовут Лена."),
+         ("Выдержки из диалогов", "Пользователь: у меня рост 155 см, вес 50 кг")]
+ALL = Switches()  # every check on, no gate
+
+
+def reply(answer, *quotes, items=()):
+    return Reply(answer, tuple(quotes), tuple(items))
+
+
+def test_parse_reads_the_fields_and_keeps_what_a_cut_reply_completed():
+    whole = json.dumps({"quotes": ["Пользователь работает бухгалтером"], "answer": "Вы бухгалтер.", "items": []},
+                       ensure_ascii=False)
+    assert decide.parse(whole) == reply("Вы бухгалтер.", "Пользователь работает бухгалтером")
+    assert decide.parse(whole[:whole.index("\"items\"") + 4]) == reply("Вы бухгалтер.", "Пользователь работает бухгалтером")
+    assert decide.parse('{"quotes": ["Пользователь работает", "и ещё') == reply(None, "Пользователь работает")
+    assert decide.parse("Вы бухгалтер.") == reply("Вы бухгалтер.")  # no JSON: an answer without quotes
+    assert decide.parse("") == reply(None)
+
+
+def test_a_quote_points_at_its_line_with_a_word_changed_and_a_made_up_one_at_none():
+    assert decide.quoted(reply("x", "пользователь работает бухгалтером"), LINES) == [LINES[0]]
+    assert decide.quoted(reply("x", "Пользователь работает сварщиком на заводе"), LINES) == []
+
+
+def test_an_answer_on_its_quote_stands_and_one_on_no_line_is_declined():
+    right = decide.decide("Кем я работаю?", reply("Вы работаете бухгалтером.", "работает бухгалтером"), LINES, ALL)
+    assert right.text == "Вы работаете бухгалтером." and not right.declined and right.held == (LINES[0],)
+    made_up = decide.decide("Кем я работаю?", reply("Вы сварщик.", "Я сварщик"), LINES, ALL)
+    assert (made_up.text, made_up.declined_by) == (NO, "unquoted")
+    assert decide.decide("Кем я работаю?", reply("Вы сварщик."), LINES, ALL).declined_by == "unquoted"
+
+
+def test_the_users_own_thing_given_another_persons_value_is_declined():
+    said = reply("Ваша зарплата около 180 000 ₽.", "Муж пользователя получает около 180 000 ₽")
+    assert decide.decide("Какая у меня зарплата?", said, LINES, ALL).declined_by == "elsewhere"
+    # asked about the husband, the husband's line answers
+    assert not decide.decide("Сколько получает мой муж?", said, LINES, ALL).declined
+    assert not decide.others_only("Кем я работаю?", [LINES[0]])
+
+
+def test_a_fluent_readers_whole_sentences_pass_the_checks():
+    yes = reply("Да, вы работаете бухгалтером.", "Пользователь работает бухгалтером")
+    assert not decide.decide("Правда, что я работаю бухгалтером?", yes, LINES, ALL).declined
+    both = reply("Ваш рост — 155 сантиметров, а вес около 50 килограммов.", "у меня рост 155 см, вес 50 кг")
+    assert not decide.decide("Какой у меня рост?", both, LINES, ALL).declined
+    named = reply("Вашу сестру зовут Лена.", "Сестру пользователя зовут Лена")
+    assert not decide.decide("Как зовут мою сестру?", named, LINES, ALL).declined
+
+
+def test_the_readers_own_decline_and_the_gate_come_first():
+    assert decide.decide("Кем я работаю?", reply(NO), LINES, ALL).declined_by == decide.OWN
+    assert decide.decide("Кем я работаю?", None, LINES, ALL).declined_by == decide.OWN  # nothing asked
+    gated = Switches(frozenset({decide.GATE}), threshold=0.5)
+    right = reply("Вы работаете бухгалтером.", "работает бухгалтером")
+    assert decide.decide("Кем я работаю?", right, LINES, gated, p_yes=0.4).declined_by == decide.GATE
+    assert not decide.decide("Кем я работаю?", right, LINES, gated, p_yes=0.6).declined
+    assert not decide.decide("Кем я работаю?", reply("Вы сварщик."), LINES, Switches(frozenset())).declined
+
+
+LIST_LINES = [("хобби", "Пользователь увлекается фотографией."), ("хобби", "Пользователь ходит в бассейн."),
+              ("хобби", "Пользователь вяжет.")]
+
+
+def test_items_are_joined_only_to_a_question_for_several_things_and_only_where_they_stand():
+    listed = reply("Вы увлекаетесь фотографией.", "увлекается фотографией", "ходит в бассейн",
+                   items=("фотография", "бассейн", "шахматы"))
+    verdict = decide.decide("Какие у меня хобби?", listed, LIST_LINES, ALL)
+    assert verdict.text == "Вы увлекаетесь фотографией (также: бассейн)." and verdict.added == ("бассейн",)
+    choice = reply("Вы выбрали фотографию.", "увлекается фотографией", items=("фотография", "бассейн"))
+    assert decide.decide("Какое у меня хобби — фотография или бассейн?", choice, LIST_LINES, ALL).added == ()
+    assert decide.decide("Где я живу?", listed, LIST_LINES, ALL).added == ()  # one thing asked
+
+
+def cal(question, answerable, said, lines=LINES, p_yes=None):
+    return Calibrated(question, answerable, said, tuple(lines), p_yes)
+
+
+def test_a_check_is_on_only_where_the_readers_calibration_answers_earn_it():
+    right = reply("Вы работаете бухгалтером.", "работает бухгалтером")
+    made_up = reply("Вы сварщик.")
+    rows = [cal("Кем я работаю?", True, right)] * 6 + [cal("Какая у меня машина?", False, made_up)] * 2
+    switches = decide.switch(rows)
+    assert "unquoted" in switches.on and "2/2 unanswerable, 0/6 answerable" in switches.why["unquoted"]
+    # a reader whose right answers quote nothing: the check would cost more answers than it saves
+    careless = [cal("Кем я работаю?", True, made_up)] * 6 + [cal("Какая у меня машина?", False, made_up)] * 2
+    off = decide.switch(careless)
+    assert "unquoted" not in off.on and off.why["unquoted"].startswith("off: would decline 2/2 unanswerable, 6/6")
+    # a reader that declines every unanswerable question itself earns no check at all
+    fluent = [cal("Кем я работаю?", True, right)] * 6 + [cal("Какая у меня машина?", False, reply(NO))] * 2
+    assert decide.switch(fluent).on == frozenset()
+    assert decide.switch(fluent, threshold=0.5).on == {decide.GATE}
+
+
+def bound_model(llm):
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                      {"memory.answer_stage": "bound", "memory.facts": False})
+    m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+    m.write_to_memory([Message("user", "Я работаю бухгалтером в строительной фирме.", 1),
+                       Message("assistant", "Понятно.", 1)], "d")
+    return m
+
+
+def careful_where_it_can(chat):
+    """A calibration reply of a reader that quotes a line where the prompt's dialogue answers the
+    question and answers anyway, quoting nothing, where it does not."""
+    content = chat[-1]["content"]
+    if content.rsplit("\n", 1)[0] not in CAL_ANSWERABLE:
+        return json.dumps({"quotes": [], "answer": "Вы работаете сварщиком.", "items": []}, ensure_ascii=False)
+    line = next(line for line in content.splitlines() if line.startswith("- "))
+    quote = re.sub(r"\[[^\]]*\]", "", line[2:]).strip()
+    return json.dumps({"quotes": [quote], "answer": quote, "items": []}, ensure_ascii=False)
+
+
+def test_the_contest_class_calibrates_the_checks_once_and_answers_through_the_decision():
+    calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
+    made_up = json.dumps({"quotes": [], "answer": "Вы работаете сварщиком.", "items": []}, ensure_ascii=False)
+    bound = json.dumps({"quotes": ["Я работаю бухгалтером"], "answer": "Вы работаете бухгалтером.", "items": []},
+                       ensure_ascii=False)
+    # no P(yes): the gate stays off
+    llm = ScriptedLLM([careful_where_it_can] * calibration + [bound, made_up])
+    m = bound_model(llm)
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+    switches = m.switches["ru"]
+    assert "unquoted" in switches.on and decide.GATE not in switches.on
+    assert list(llm.purposes) == [CALIBRATE, ANSWER]  # one batched calibration call, one answer
+    assert llm.history[-1][2] == decide.BOUND_SCHEMA
+    assert m.answer_to_question("d", "Какая у меня машина?") == NO  # no quote: declined
+    assert m.traces["d"].declined_by == "unquoted" and list(llm.purposes).count(CALIBRATE) == 1
+
+
+def test_a_failed_check_calibration_leaves_every_check_off_and_the_answer_stands():
+    said = json.dumps({"quotes": [], "answer": "Вы работаете бухгалтером.", "items": []}, ensure_ascii=False)
+    llm = ScriptedLLM([RuntimeError("engine died"), said])
+    m = bound_model(llm)
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+    assert m.switches["ru"].on == frozenset() and "calibration failed" in m.switches["ru"].why["checks"]
+
+
+@pytest.mark.parametrize("raw", ["", "   "])
+def test_an_empty_reply_is_counted_as_the_fallback_it_is(raw):
+    calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
+    m = bound_model(ScriptedLLM([NO] * calibration + [raw]))
+    assert m.answer_to_question("d", "Кем я работаю?") == NO
+    assert m.traces["d"].fallback is not None
