@@ -116,7 +116,8 @@ OPTIONS = (
     Option("merge", Optional[tuple], "merge these shard folders (same dataset and settings, each with its run.json) "
            "into --out (required: a new folder, or an earlier merge of the same settings) and report; the dataset "
            "and settings come from the sources", {"nargs": "+", "metavar": "DIR", "type": str}),
-    Option("cache_dir", str, "on-disk caches for eval runs (embeddings by text hash); '' to disable",
+    Option("cache_dir", str, "on-disk caches for eval runs (embeddings by text hash, each model's calibration "
+           "on each set); '' to disable",
            default=str(ROOT / ".cache")),
     # The model, the steps of the pipeline and its budgets: in the order of run.json and of folder names
     Option("llm", str, "LLM spec: {kinds} (each with an example: docs/evaluating.md#backend-specs); "
@@ -415,7 +416,9 @@ def resolve(values: dict, benchmark: benchmarks.Benchmark) -> dict:
 
 def config_of(options) -> Config:
     """The settings tree of the run's submission: the tree's defaults, and every option of this mode that
-    sets a field. An eval run measures the embedder it names (no fallback) and caches embeddings."""
+    sets a field. An eval run measures the embedder it names (no fallback), caches embeddings, and
+    keeps each model's calibration in the cache folder for its next run (`Settings.calibration_cache`)."""
     values = {row.path: getattr(options, row.name) for row in OPTIONS
               if row.path and options.mode in row.modes and getattr(options, row.name) is not None}
+    values["memory.calibration_cache"] = str(Path(options.cache_dir) / "calibrated") if options.cache_dir else ""
     return replaced(Config(embed_cache_dir=options.cache_dir or None, embedder_fallback=False), values)

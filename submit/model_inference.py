@@ -11,6 +11,8 @@ the safe reply comes back and the abandoned work stops before its next call), se
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 from collections import Counter
@@ -166,6 +168,29 @@ class SubmitModelWithMemory(ModelWithMemory):
         the gate stays off for the language and the calibration says why. Never raises (StopRun aside)."""
         if lang in self.calibrations:
             return
+        kept = self._kept(lang)
+        if kept is not None and kept.is_file():
+            self._take_kept(lang, kept)
+        else:
+            self._calibrate_now(lang)
+            if kept is not None:
+                self._keep(lang, kept)
+        found = self.calibrations[lang]
+        try:
+            speaker = self._speaker_calibration(lang)
+        except Exception as error:  # the speaker decline off; the answers go on
+            log.exception("gigamemory: the speaker decline's calibration failed")
+            speaker = gate.Calibration(lang, False, f"calibration failed: {type(error).__name__}: {error}")
+        self.speaker_calibrations[lang] = speaker
+        if speaker.on:
+            self.speaker_thresholds[lang] = speaker.threshold
+        log.info("gigamemory: speaker decline (%s) %s: %s; threshold %s, AUC %s", lang,
+                 "on" if speaker.on else "off", speaker.why, speaker.threshold, speaker.auc)
+        if found.on:
+            self.thresholds[lang] = found.threshold
+
+    def _calibrate_now(self, lang: str) -> None:
+        """The gate's calibration and, in the bound stage, the checks', asked of the model now."""
         try:
             found = self._calibration(lang)
         except StopRun:
@@ -174,8 +199,6 @@ class SubmitModelWithMemory(ModelWithMemory):
             log.exception("gigamemory: the decline gate's calibration failed")
             found = gate.Calibration(lang, False, f"calibration failed: {type(error).__name__}: {error}")
         self.calibrations[lang] = found
-        if found.on:
-            self.thresholds[lang] = found.threshold
         log.info("gigamemory: decline gate (%s) %s: %s; threshold %s, AUC %s over %d calls; scores %s",
                  lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
                  [[i, a, p] for i, a, p in found.scores])
@@ -191,16 +214,44 @@ class SubmitModelWithMemory(ModelWithMemory):
             self.switches[lang] = switches
             log.info("gigamemory: answer checks (%s): %s", lang,
                      "; ".join(f"{name} {said}" for name, said in switches.why.items()))
+
+    def _kept(self, lang: str) -> Optional[Path]:
+        """Where this model's calibration on this set is kept (`Settings.calibration_cache`), named by
+        everything it depends on: the model, the set's bytes, the stage, the gate's mode and rule,
+        and the asks and schema the model answers; None where nothing is kept (the contest's run)."""
+        settings = self.config.memory
+        path, _ = self._calibration_file(lang)
+        if not settings.calibration_cache or path is None:
+            return None
+        what = json.dumps([self.llm.name, path.name, hashlib.sha256(path.read_bytes()).hexdigest(),
+                           settings.answer_stage, settings.gate, gate.rule_of(settings), gate.ask(lang),
+                           decide.ask(lang), decide.BOUND_SCHEMA, decide.BOUND_MAX_TOKENS], ensure_ascii=False)
+        name = f"{lang}.{hashlib.sha256(what.encode()).hexdigest()[:16]}.json"
+        return Path(settings.calibration_cache) / name
+
+    def _take_kept(self, lang: str, kept: Path) -> None:
+        data = json.loads(kept.read_text(encoding="utf-8"))
+        found = data["gate"]
+        self.calibrations[lang] = gate.Calibration(**{**found, "scores": tuple(tuple(s) for s in found["scores"])})
+        if data.get("switches") is not None:
+            said = data["switches"]
+            self.switches[lang] = decide.Switches(frozenset(said["on"]), said["threshold"], said["why"])
+        log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.name, kept)
+
+    def _keep(self, lang: str, kept: Path) -> None:
+        """The calibration written where the next run of the same model on the same set finds it; a
+        failed calibration is not kept (the next run tries again)."""
+        found, switches = self.calibrations[lang], self.switches.get(lang)
+        if "calibration failed" in found.why or (switches and "calibration failed" in str(switches.why)):
+            return
+        said = None if switches is None else {"on": sorted(switches.on), "threshold": switches.threshold,
+                                              "why": switches.why}
         try:
-            speaker = self._speaker_calibration(lang)
-        except Exception as error:  # the speaker decline off; the answers go on
-            log.exception("gigamemory: the speaker decline's calibration failed")
-            speaker = gate.Calibration(lang, False, f"calibration failed: {type(error).__name__}: {error}")
-        self.speaker_calibrations[lang] = speaker
-        if speaker.on:
-            self.speaker_thresholds[lang] = speaker.threshold
-        log.info("gigamemory: speaker decline (%s) %s: %s; threshold %s, AUC %s", lang,
-                 "on" if speaker.on else "off", speaker.why, speaker.threshold, speaker.auc)
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(json.dumps({"model": self.llm.name, "gate": found.as_dict(), "switches": said},
+                                       ensure_ascii=False, indent=1), encoding="utf-8")
+        except OSError:
+            log.exception("gigamemory: the calibration could not be kept in %s", kept)
 
     def _switches(self, lang: str, found: gate.Calibration) -> decide.Switches:
         """The checks this run's model earns (`decide.switch`): its bound answers to the calibration

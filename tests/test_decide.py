@@ -163,3 +163,27 @@ def test_an_empty_reply_is_counted_as_the_fallback_it_is(raw):
     m = bound_model(ScriptedLLM([NO] * calibration + [raw]))
     assert m.answer_to_question("d", "Кем я работаю?") == NO
     assert m.traces["d"].fallback is not None
+
+
+def test_a_kept_calibration_is_taken_by_the_next_run_of_the_same_model_and_not_asked_again(tmp_path):
+    calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
+    bound = json.dumps({"quotes": ["Я работаю бухгалтером"], "answer": "Вы работаете бухгалтером.", "items": []},
+                       ensure_ascii=False)
+
+    def run(llm, folder=tmp_path):
+        config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                          {"memory.answer_stage": "bound", "memory.facts": False,
+                           "memory.calibration_cache": str(folder)})
+        m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+        m.write_to_memory([Message("user", "Я работаю бухгалтером.", 1), Message("assistant", "Понятно.", 1)], "d")
+        assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+        return m
+
+    first = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200))
+    assert list(first.llm.purposes).count(CALIBRATE) == 1 and len(list(tmp_path.glob("ru.*.json"))) == 1
+    again = run(ScriptedLLM([bound], scores=[0.9] * 200))
+    assert CALIBRATE not in again.llm.purposes and [p for _, p in again.llm.scored].count(CALIBRATE) == 0
+    assert again.switches["ru"] == first.switches["ru"] and again.calibrations["ru"] == first.calibrations["ru"]
+    # another stage's or another set's calibration is another file: asked anew
+    fresh = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200), tmp_path / "other")
+    assert list(fresh.llm.purposes).count(CALIBRATE) == 1

@@ -108,6 +108,11 @@ class Settings:
     # local_eval's English runs pass the sets tools/calibration.py builds from LoCoMo into
     # .cache/calibration (`--calibration-dir`; LoCoMo's text is not copied into the repository or the zip).
     calibration_dir: str = ""
+    # A folder where each calibration (the gate's and the bound stage's checks') is kept, per model,
+    # calibration set and stage, for the next run of the same model to take instead of asking it
+    # again: local_eval's runs with a CPU reader (64 prompts are half an hour there). Empty in the
+    # contest, which calibrates once per run.
+    calibration_cache: str = ""
     # In a chat between two named people, a question that names one of them is declined where that
     # person's best-matching turn scores below the other's by more than the run's calibrated
     # margin (gate.speaker_margin: reader-free, no call; its threshold chosen by the gate's rule on
