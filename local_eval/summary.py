@@ -96,6 +96,11 @@ def gate(rows: list) -> Optional[dict]:
     return {"calibration": {g["calibration"]["lang"]: g["calibration"] for g in found},
             "speaker_calibration": {g["speaker_calibration"]["lang"]: g["speaker_calibration"]
                                     for g in found if g.get("speaker_calibration")},
+            "checks": {g["checks"]["lang"]: g["checks"] for g in found if g.get("checks")},
+            "checks_declined": {name: {"answerable": sum(not r["abstention"] for r in by),
+                                       "unanswerable": sum(bool(r["abstention"]) for r in by)}
+                                for name in sorted({r["stats"].get("declined") for r, _ in asked} - {None})
+                                for by in [[r for r, _ in asked if r["stats"].get("declined") == name]]},
             "speaker_declined": {"answerable": sum(not r["abstention"] for r in speaker),
                                  "unanswerable": sum(bool(r["abstention"]) for r in speaker)},
             "asked": sum(g["p_yes"] is not None for _, g in asked),
@@ -183,6 +188,12 @@ def gate_line(found: dict) -> str:
     declined, records = found["declined"], found["records"]
     line = (f"decline gate: {'; '.join(parts)}; declined here {declined['unanswerable']}/{records['unanswerable']} "
             f"without an answer, {declined['answerable']}/{records['answerable']} with one")
+    for lang, checks in found.get("checks", {}).items():
+        by = found.get("checks_declined", {})
+        said = [f"{name} ({by[name]['unanswerable']}/{records['unanswerable']} without an answer, "
+                f"{by[name]['answerable']}/{records['answerable']} with one)" if name in by else name
+                for name in checks["on"]]
+        line += f"; answer checks ({lang}): {', '.join(said) if said else 'none on'} by the calibration"
     speaker = {lang: c for lang, c in found.get("speaker_calibration", {}).items() if c["on"]}
     if speaker:  # where a calibration set's recorded margins turned it on (chats between two people)
         by = found["speaker_declined"]

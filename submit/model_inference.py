@@ -437,7 +437,15 @@ class SubmitModelWithMemory(ModelWithMemory):
                 "gated": trace.p_yes is not None and threshold is not None and trace.p_yes < threshold,
                 "calibration": calibration.as_dict(),
                 "speaker_margin": trace.speaker_margin, "speaker_threshold": self.speaker_thresholds.get(trace.lang),
-                "speaker_calibration": speaker.as_dict() if speaker else None}
+                "speaker_calibration": speaker.as_dict() if speaker else None,
+                "checks": self._checks_stats(trace.lang)}
+
+    def _checks_stats(self, lang: str) -> Optional[dict]:
+        """The bound stage's checks this run's calibration turned on for `lang`, and why each is on or off."""
+        switches = self.switches.get(lang)
+        if switches is None:
+            return None
+        return {"lang": lang, "on": sorted(switches.on), "threshold": switches.threshold, "why": dict(switches.why)}
 
     def _items_stats(self, key: str) -> Optional[list]:
         """The last answer's list judge: each fact it read with its P(yes) and whether it was kept."""

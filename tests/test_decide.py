@@ -40,6 +40,7 @@ def test_parse_reads_the_fields_and_keeps_what_a_cut_reply_completed():
 
 def test_a_quote_points_at_its_line_with_a_word_changed_and_a_made_up_one_at_none():
     assert decide.quoted(reply("x", "пользователь работает бухгалтером"), LINES) == [LINES[0]]
+    assert decide.quoted(reply("x", "[сессия 12] Пользователь работает бухгалтером."), LINES) == [LINES[0]]
     assert decide.quoted(reply("x", "Пользователь работает сварщиком на заводе"), LINES) == []
 
 

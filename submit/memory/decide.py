@@ -37,6 +37,7 @@ BOUND_SCHEMA = {"type": "object", "properties": {
     "required": ["quotes", "answer", "items"]}
 QUOTE_MIN_SHARE = 0.8  # of a quote's words that must stand in one line of the material
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_MARKER = re.compile(r"\[(?:сессия|session)[^\]]*\]", re.IGNORECASE)  # a fact's «[сессия 8]», which the material drops
 
 
 def ask(lang: str) -> str:
@@ -90,9 +91,9 @@ def _cut(text: str):
 
 def quoted(reply: Reply, lines: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """The material lines (topic, line) that hold one of the reply's quotes: most of the quote's
-    words (`QUOTE_MIN_SHARE`) stand in the line, so a quote with its case or a word changed still
-    points at its line, and one the reader made up points at none."""
-    wanted = [[w.lower() for w in WORD.findall(q)] for q in reply.quotes]
+    words (`QUOTE_MIN_SHARE`; its session marker aside) stand in the line, so a quote with its case
+    or a word changed still points at its line, and one the reader made up points at none."""
+    wanted = [[w.lower() for w in WORD.findall(_MARKER.sub(" ", q))] for q in reply.quotes]
     wanted = [words for words in wanted if words]
     found = []
     for topic, line in lines:
