@@ -1,0 +1,182 @@
+"""The run's calibrations: what the run's own model earns on the shipped calibration set, once per
+language it is asked in (before the first answer's ceiling starts).
+
+- The decline gate's threshold: the model's one-token P(yes) over the set (`gate.calibrate`).
+- The speaker decline's margin, from the set's recorded margins (no model asked).
+- In the bound stage, which answer checks are on (`decide.switch`): the model's bound answers to
+  the set, asked in one batched call.
+
+Where `Settings.calibration_cache` names a folder, each calibration is kept there per model, set,
+stage and asks, and the next run of the same model takes it instead of asking again (a CPU reader
+needs half an hour for 64 prompts; the contest's run keeps nothing and calibrates once). Nothing
+here raises out of `ensure` (StopRun aside): a calibration that fails leaves its decline off and
+says why.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+from .memory import decide, gate
+from .memory.answer import material
+from .memory.dialogue import Settings
+from .memory.embed import Embedder
+from .memory.llm import CALIBRATE, LLM, StopRun
+
+log = logging.getLogger("gigamemory")
+
+
+class Calibrator:
+    """Per language: `calibrations` (the gate's, as found), `thresholds` (where it is on),
+    `speaker_calibrations` and `speaker_thresholds`, `switches` (the bound stage's checks); the
+    dialogue memories share the last three. `llm` is the backend as built (its name and whether it
+    gives logprobs), `guarded` the same behind the run's guard, which the calls go through."""
+
+    def __init__(self, llm: LLM, guarded: LLM, embedder: Embedder, settings: Settings):
+        self.llm, self._llm, self.embedder, self.settings = llm, guarded, embedder, settings
+        self.calibrations: dict[str, gate.Calibration] = {}
+        self.thresholds: dict[str, float] = {}
+        self.speaker_calibrations: dict[str, gate.Calibration] = {}
+        self.speaker_thresholds: dict[str, float] = {}
+        self.switches: dict[str, decide.Switches] = {}
+
+    def ensure(self, lang: str) -> None:
+        """The decline gate's threshold for `lang`, chosen once per run by `gate.calibrate` from this
+        run's own model's P(yes) over the shipped calibration prompts; where it cannot be chosen,
+        the gate stays off for the language and the calibration says why. Never raises (StopRun aside)."""
+        if lang in self.calibrations:
+            return
+        kept = self._kept(lang)
+        if kept is not None and kept.is_file():
+            self._take_kept(lang, kept)
+        else:
+            self._calibrate_now(lang)
+            if kept is not None:
+                self._keep(lang, kept)
+        found = self.calibrations[lang]
+        try:
+            speaker = self._speaker_calibration(lang)
+        except Exception as error:  # the speaker decline off; the answers go on
+            log.exception("gigamemory: the speaker decline's calibration failed")
+            speaker = gate.Calibration(lang, False, f"calibration failed: {type(error).__name__}: {error}")
+        self.speaker_calibrations[lang] = speaker
+        if speaker.on:
+            self.speaker_thresholds[lang] = speaker.threshold
+        log.info("gigamemory: speaker decline (%s) %s: %s; threshold %s, AUC %s", lang,
+                 "on" if speaker.on else "off", speaker.why, speaker.threshold, speaker.auc)
+        if found.on:
+            self.thresholds[lang] = found.threshold
+
+    def _calibrate_now(self, lang: str) -> None:
+        """The gate's calibration and, in the bound stage, the checks', asked of the model now."""
+        try:
+            found = self._calibration(lang)
+        except StopRun:
+            raise
+        except Exception as error:  # a gate that cannot calibrate is off; the answers go on
+            log.exception("gigamemory: the decline gate's calibration failed")
+            found = gate.Calibration(lang, False, f"calibration failed: {type(error).__name__}: {error}")
+        self.calibrations[lang] = found
+        log.info("gigamemory: decline gate (%s) %s: %s; threshold %s, AUC %s over %d calls; scores %s",
+                 lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
+                 [[i, a, p] for i, a, p in found.scores])
+        if self.settings.answer_stage == "bound":
+            try:
+                switches = self._switches(lang, found)
+            except StopRun:
+                raise
+            except Exception as error:  # no calibration, no check earned: the reader's own answers stand
+                log.exception("gigamemory: the answer checks' calibration failed")
+                switches = decide.Switches(frozenset(), None, {"checks": f"off: calibration failed: "
+                                                                         f"{type(error).__name__}: {error}"})
+            self.switches[lang] = switches
+            log.info("gigamemory: answer checks (%s): %s", lang,
+                     "; ".join(f"{name} {said}" for name, said in switches.why.items()))
+
+    def _kept(self, lang: str) -> Optional[Path]:
+        """Where this model's calibration on this set is kept (`Settings.calibration_cache`), named by
+        everything it depends on: the model, the set's bytes, the stage, the gate's mode and rule,
+        and the asks and schema the model answers; None where nothing is kept (the contest's run)."""
+        settings = self.settings
+        path, _ = self._calibration_file(lang)
+        if not settings.calibration_cache or path is None:
+            return None
+        what = json.dumps([self.llm.name, path.name, hashlib.sha256(path.read_bytes()).hexdigest(),
+                           settings.answer_stage, settings.gate, gate.rule_of(settings), gate.ask(lang),
+                           decide.ask(lang), decide.BOUND_SCHEMA, decide.BOUND_MAX_TOKENS], ensure_ascii=False)
+        name = f"{lang}.{hashlib.sha256(what.encode()).hexdigest()[:16]}.json"
+        return Path(settings.calibration_cache) / name
+
+    def _take_kept(self, lang: str, kept: Path) -> None:
+        data = json.loads(kept.read_text(encoding="utf-8"))
+        found = data["gate"]
+        self.calibrations[lang] = gate.Calibration(**{**found, "scores": tuple(tuple(s) for s in found["scores"])})
+        if data.get("switches") is not None:
+            said = data["switches"]
+            self.switches[lang] = decide.Switches(frozenset(said["on"]), said["threshold"], said["why"])
+        log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.name, kept)
+
+    def _keep(self, lang: str, kept: Path) -> None:
+        """The calibration written where the next run of the same model on the same set finds it; a
+        failed calibration is not kept (the next run tries again)."""
+        found, switches = self.calibrations[lang], self.switches.get(lang)
+        if "calibration failed" in found.why or (switches and "calibration failed" in str(switches.why)):
+            return
+        said = None if switches is None else {"on": sorted(switches.on), "threshold": switches.threshold,
+                                              "why": switches.why}
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(json.dumps({"model": self.llm.name, "gate": found.as_dict(), "switches": said},
+                                       ensure_ascii=False, indent=1), encoding="utf-8")
+        except OSError:
+            log.exception("gigamemory: the calibration could not be kept in %s", kept)
+
+    def _switches(self, lang: str, found: gate.Calibration) -> decide.Switches:
+        """The checks this run's model earns (`decide.switch`): its bound answers to the calibration
+        prompts, asked in one batched call, beside the gate's calibration `found`."""
+        path, where = self._calibration_file(lang)
+        if path is None:
+            return decide.Switches(frozenset(), None, {"checks": f"off: no calibration set for {lang!r} in {where}"})
+        items = gate.load_set(path)
+        replies = self._llm.generate([gate.with_ask(item["messages"], decide.ask(lang)) for item in items],
+                                     max_tokens=decide.BOUND_MAX_TOKENS, schema=decide.BOUND_SCHEMA, purpose=CALIBRATE)
+        p_yes = {i: p for i, _, p in found.scores}
+        rows = [decide.Calibrated(item["question"], bool(item["answerable"]), decide.parse(reply.text),
+                                  tuple(material(item["messages"], item["question"])), p_yes.get(item["id"]))
+                for item, reply in zip(items, replies)]
+        return decide.switch(rows, found.threshold if found.on else None, self.settings.gate_no_answer_share)
+
+    def _calibration_file(self, lang: str):
+        """The calibration set for `lang` (gate.calibration_file over the shipped folder and the
+        configured one), and where it was looked for."""
+        settings = self.settings
+        folders = [gate.CALIBRATION_DIR] + ([Path(settings.calibration_dir)] if settings.calibration_dir else [])
+        return gate.calibration_file(lang, settings.context_chars, folders), ", ".join(map(str, folders))
+
+    def _speaker_calibration(self, lang: str) -> gate.Calibration:
+        settings = self.settings
+        if not settings.decline_speaker:
+            return gate.Calibration(lang, False, "off in the config")
+        path, where = self._calibration_file(lang)
+        if path is None:
+            return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where}")
+        return gate.speaker_calibration(lang, gate.load_set(path), self.embedder.identity, **gate.rule_of(settings))
+
+    def _calibration(self, lang: str) -> gate.Calibration:
+        settings = self.settings
+        if settings.gate == "off":
+            return gate.Calibration(lang, False, "off in the config")
+        if not self.llm.gives_logprobs:
+            return gate.Calibration(lang, False, f"the backend {self.llm.name} gives no logprobs")
+        path, where = self._calibration_file(lang)
+        if path is None:
+            return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where} "
+                                                 f"(tools/calibration.py --lang {lang} builds one)")
+        items = gate.load_set(path)
+        found, _ = gate.read(self._llm, [item["messages"] for item in items], [item["question"] for item in items],
+                             lang, settings.gate, CALIBRATE)
+        scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
+        return gate.calibrate(lang, scores, **gate.rule_of(settings))
