@@ -60,6 +60,17 @@ def test_the_users_own_thing_given_another_persons_value_is_declined():
     assert not decide.others_only("Кем я работаю?", [LINES[0]])
 
 
+def test_the_users_own_person_given_another_owners_value_is_declined():
+    lines = [("семья", "Маму Сергея зовут Тамара Николаевна."), ("семья", "Сына пользователя зовут Тима.")]
+    said = reply("Вашу маму зовут Тамара Николаевна.", "Маму Сергея зовут Тамара Николаевна")
+    assert decide.decide("Как зовут мою маму?", said, lines, ALL).declined_by == "elsewhere"
+    assert not decide.decide("Как зовут маму Сергея?", said, lines, ALL).declined  # asked as his
+    son = reply("Вашего сына зовут Тима.", "Сына пользователя зовут Тима")
+    assert not decide.decide("Как зовут моего сына?", son, lines, ALL).declined
+    assert decide.another_owner("Сколько лет моему сыну?", [("", "Сыну Лены 14 лет.")])
+    assert not decide.another_owner("Сколько лет моему сыну?", [("", "Сыну 14 лет.")])
+
+
 def test_a_fluent_readers_whole_sentences_pass_the_checks():
     yes = reply("Да, вы работаете бухгалтером.", "Пользователь работает бухгалтером")
     assert not decide.decide("Правда, что я работаю бухгалтером?", yes, LINES, ALL).declined

@@ -120,10 +120,11 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
     """The answer's value belongs to someone or something else: in the lines it rests on (all the
     material where it quoted none), it stands only beside another person than the question asks
     about (`answer.someone_elses`), the user's own thing asked and only another person's given
-    (`others_only`), or a number of another measure (`answer.other_measure`)."""
+    (`others_only`), the user's own person asked and only another's named (`another_owner`), or a
+    number of another measure (`answer.other_measure`)."""
     where = held or lines
     return (answer_step.unrelated(reply.answer, question, where)
-            or (bool(held) and others_only(question, held)))
+            or (bool(held) and (others_only(question, held) or another_owner(question, held))))
 
 
 def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
@@ -148,6 +149,41 @@ def others_only(question: str, held: list) -> bool:
     asked = answer_step._named(question)
     return all(any(not answer_step._mentions({person}, asked) for person in _owned_people(line))
                for _, line in held)
+
+
+_MINE = frozenset(("мой", "наш"))
+
+
+def another_owner(question: str, held: list) -> bool:
+    """A question about the user's own person («Как зовут мою маму?»: a possessive «мой»/«наш» and
+    a person asked about, `answer.asked_about`) whose quoted lines name that person only as someone
+    else's: right after each mention stands another owner in the genitive, a name or a person
+    other than the user («Маму Сергея зовут …», «Сестра мужа …»). Lines that do not mention the
+    person are not read here. Russian only."""
+    if detect_lang(question) != "ru":
+        return False
+    parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
+    about = answer_step.asked_about(question)
+    if not about or not any(p.normal_form in _MINE for p in parses):
+        return False
+    mentioning = [owners for owners in (_owners(line, about) for _, line in held) if owners]
+    return bool(mentioning) and all(all(owner is not None for owner in owners) for owners in mentioning)
+
+
+def _owners(line: str, about: set) -> list:
+    """For each mention in a line of a person in `about` (by lemma or kin), its owner named right
+    after it: another person's lemma, or None where no other owner follows (the user's, or bare)."""
+    words = WORD.findall(line)
+    out = []
+    for i, word in enumerate(words):
+        lemma = morph().parse(word.lower())[0].normal_form.replace("ё", "е")
+        if not answer_step._mentions({lemma}, about):
+            continue
+        after = morph().parse(words[i + 1])[0] if i + 1 < len(words) else None
+        other = (after is not None and "gent" in after.tag and not after.normal_form.startswith("пользовател")
+                 and ({"Name", "Surn"} & after.tag.grammemes or ("NOUN" in after.tag and "anim" in after.tag)))
+        out.append(after.normal_form if other else None)
+    return out
 
 
 def _owned_people(line: str) -> set:
