@@ -155,7 +155,7 @@ _MINE = frozenset(("мой", "наш"))
 
 
 def another_owner(question: str, held: list) -> bool:
-    """A question about the user's own person («Как зовут мою маму?»: a possessive «мой»/«наш» and
+    """A question about the user's own person («Сколько лет моей тёте?»: a possessive «мой»/«наш» and
     a person asked about, `answer.asked_about`) whose quoted lines name that person only as someone
     else's: right after each mention stands another owner in the genitive, a name or a person
     other than the user («Маму Сергея зовут …», «Сестра мужа …»). Lines that do not mention the
