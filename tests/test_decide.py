@@ -71,6 +71,14 @@ def test_the_users_own_person_given_another_owners_value_is_declined():
     assert not decide.another_owner("Сколько лет моему сыну?", [("", "Сыну 14 лет.")])
 
 
+def test_a_measure_asked_and_no_number_given_is_an_empty_answer():
+    lines = [("собака", "Собака пользователя — кобель лайки."), ("собака", "Собаке пользователя 4 года.")]
+    assert decide.decide("Сколько лет моей собаке?", reply("Ваша собака — кобель.", "Собака пользователя — кобель"),
+                         lines, ALL).declined_by == "empty"
+    assert not decide.decide("Сколько лет моей собаке?", reply("Вашей собаке четыре года.", "Собаке пользователя 4 года"),
+                             lines, ALL).declined
+
+
 def test_a_fluent_readers_whole_sentences_pass_the_checks():
     yes = reply("Да, вы работаете бухгалтером.", "Пользователь работает бухгалтером")
     assert not decide.decide("Правда, что я работаю бухгалтером?", yes, LINES, ALL).declined

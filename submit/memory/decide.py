@@ -109,11 +109,21 @@ def unquoted(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 
 def empty(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """The answer names nothing the question does not (`answer.adds_nothing`); one that opens with
-    yes or no answers a question that asks it in any form («Правда, что я работаю штукатуром?» →
+    """The answer names nothing the question does not (`answer.adds_nothing`), or gives no number
+    where the question asks a measure (`no_number`); one that opens with yes or no answers a
+    question that asks it in any form («Правда, что я работаю штукатуром?» →
     «Да, вы работаете штукатуром.»)."""
     first = WORD.findall(reply.answer.lower())[:1]
-    return first not in (["да"], ["нет"], ["yes"], ["no"]) and answer_step.adds_nothing(reply.answer, question)
+    if first in (["да"], ["нет"], ["yes"], ["no"]):
+        return False
+    return answer_step.adds_nothing(reply.answer, question) or no_number(question, reply.answer)
+
+
+def no_number(question: str, answer: str) -> bool:
+    """A question asking a measure («Сколько лет …?», «Какая у меня пенсия?»: `answer.asked_measures`)
+    answered without any number («Собака пользователя — кобель.») says nothing of what it asks."""
+    return bool(answer_step.asked_measures(question)) and not any(
+        answer_step._counted(w) for w in answer_step._lemmas(answer))
 
 
 def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
