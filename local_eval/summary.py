@@ -193,7 +193,8 @@ def gate_line(found: dict) -> str:
         said = [f"{name} ({by[name]['unanswerable']}/{records['unanswerable']} without an answer, "
                 f"{by[name]['answerable']}/{records['answerable']} with one)" if name in by else name
                 for name in checks["on"]]
-        line += f"; answer checks ({lang}): {', '.join(said) if said else 'none on'} by the calibration"
+        how = checks["why"].get("checks", "by the calibration")
+        line += f"; answer checks ({lang}): {', '.join(said) if said else 'none on'} ({how})"
     speaker = {lang: c for lang, c in found.get("speaker_calibration", {}).items() if c["on"]}
     if speaker:  # where a calibration set's recorded margins turned it on (chats between two people)
         by = found["speaker_declined"]

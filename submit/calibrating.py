@@ -137,6 +137,10 @@ class Calibrator:
     def _switches(self, lang: str, found: gate.Calibration) -> decide.Switches:
         """The checks this run's model earns (`decide.switch`): its bound answers to the calibration
         prompts, asked in one batched call, beside the gate's calibration `found`."""
+        if self.settings.gate == "off":  # no calibration pass at all: every check on, uncalibrated
+            return decide.Switches(frozenset(decide.CHECKS), None,
+                                   {"checks": "all on, not calibrated: the gate is off in the config, and with it "
+                                              "the calibration pass"})
         path, where = self._calibration_file(lang)
         if path is None:
             return decide.Switches(frozenset(), None, {"checks": f"off: no calibration set for {lang!r} in {where}"})

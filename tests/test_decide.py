@@ -207,3 +207,15 @@ def test_a_kept_calibration_is_taken_by_the_next_run_of_the_same_model_and_not_a
     # another stage's or another set's calibration is another file: asked anew
     fresh = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200), tmp_path / "other")
     assert list(fresh.llm.purposes).count(CALIBRATE) == 1
+
+
+def test_the_gate_off_in_the_config_asks_no_calibration_and_runs_every_check():
+    said = json.dumps({"quotes": [], "answer": "Вы работаете сварщиком.", "items": []}, ensure_ascii=False)
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                      {"memory.answer_stage": "bound", "memory.facts": False, "memory.gate": "off"})
+    llm = ScriptedLLM([said])
+    m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+    m.write_to_memory([Message("user", "Я работаю бухгалтером.", 1), Message("assistant", "Понятно.", 1)], "d")
+    assert m.answer_to_question("d", "Кем я работаю?") == NO  # unquoted: every check is on
+    assert list(llm.purposes) == [ANSWER] and m.switches["ru"].on == frozenset(decide.CHECKS)
+    assert "not calibrated" in m.switches["ru"].why["checks"]

@@ -2,8 +2,8 @@
 model has earned.
 
 The reader answers once, in JSON held by a schema (`bound` in `prompts/answer.*.yaml`): the
-verbatim pieces of the material its answer rests on (`quotes`), the answer, and the items where
-the question asks for several things. `decide` turns that reply into the contest's answer —
+material's lines its answer rests on, verbatim (`quotes`), the answer, and the items where the
+question asks for several things. `decide` turns that reply into the contest's answer —
 a pure function of the question, the reply, the material and the switches, so the contest
 class and `bench/` replaying a recorded reply give the same verdict:
 
