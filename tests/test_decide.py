@@ -82,6 +82,9 @@ def test_a_measure_asked_and_no_number_given_is_an_empty_answer():
 def test_a_fluent_readers_whole_sentences_pass_the_checks():
     yes = reply("Да, вы работаете бухгалтером.", "Пользователь работает бухгалтером")
     assert not decide.decide("Правда, что я работаю бухгалтером?", yes, LINES, ALL).declined
+    pet = [("питомцы", "Пользователь взял из приюта щенка по кличке Бублик.")]
+    dog = reply("Да, у вас есть собака — щенок Бублик из приюта.", "взял из приюта щенка по кличке Бублик")
+    assert not decide.decide("Есть ли у меня собака?", dog, pet, ALL).declined
     both = reply("Ваш рост — 155 сантиметров, а вес около 50 килограммов.", "у меня рост 155 см, вес 50 кг")
     assert not decide.decide("Какой у меня рост?", both, LINES, ALL).declined
     named = reply("Вашу сестру зовут Лена.", "Сестру пользователя зовут Лена")

@@ -113,10 +113,15 @@ def empty(question: str, reply: Reply, held: list, lines: list) -> bool:
     where the question asks a measure (`no_number`); one that opens with yes or no answers a
     question that asks it in any form («Правда, что я работаю штукатуром?» →
     «Да, вы работаете штукатуром.»)."""
-    first = WORD.findall(reply.answer.lower())[:1]
-    if first in (["да"], ["нет"], ["yes"], ["no"]):
+    if says_yes_or_no(reply.answer):
         return False
     return answer_step.adds_nothing(reply.answer, question) or no_number(question, reply.answer)
+
+
+def says_yes_or_no(answer: str) -> bool:
+    """An answer that opens with yes or no («Да, у вас есть собака — …»): it answers a question that
+    asks yes or no, whatever detail follows, so the value checks do not read that detail."""
+    return WORD.findall(answer.lower())[:1] in (["да"], ["нет"], ["yes"], ["no"])
 
 
 def no_number(question: str, answer: str) -> bool:
@@ -132,6 +137,8 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
     about (`answer.someone_elses`), the user's own thing asked and only another person's given
     (`others_only`), the user's own person asked and only another's named (`another_owner`), or a
     number of another measure (`answer.other_measure`)."""
+    if says_yes_or_no(reply.answer):
+        return False
     where = held or lines
     return (answer_step.unrelated(reply.answer, question, where)
             or (bool(held) and (others_only(question, held) or another_owner(question, held))))
@@ -139,8 +146,9 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
     """What the answer names beyond the question stands nowhere in the lines it rests on (in the
-    material where it quoted none): `answer.ungrounded` read against those lines."""
-    return answer_step.ungrounded(reply.answer, question, held or lines)
+    material where it quoted none): `answer.ungrounded` read against those lines. A yes or no
+    (`says_yes_or_no`) is not read here, nor by `elsewhere`."""
+    return not says_yes_or_no(reply.answer) and answer_step.ungrounded(reply.answer, question, held or lines)
 
 
 CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "ungrounded": ungrounded}
