@@ -125,7 +125,7 @@ def says_yes_or_no(answer: str) -> bool:
 
 
 def no_number(question: str, answer: str) -> bool:
-    """A question asking a measure («Сколько лет …?», «Какая у меня пенсия?»: `answer.asked_measures`)
+    """A question asking a measure («Сколько лет …?», «Какой у меня оклад?»: `answer.asked_measures`)
     answered without any number («Собака пользователя — кобель.») says nothing of what it asks."""
     return bool(answer_step.asked_measures(question)) and not any(
         answer_step._counted(w) for w in answer_step._lemmas(answer))
