@@ -19,13 +19,15 @@ itself off for a reader it trips.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from .. import prompts
 from . import answer as answer_step
 from . import items as list_step
+from .answer import _MARKER  # a fact's «[сессия 8]», which the material drops
+from .gate import QUOTE_MIN_SHARE  # the quote gate's share of a quote's words one line must hold
+from .items import _STRING  # one JSON string, as a cut list reply is read
 from .lang import NO_INFO, WORD, detect_lang
 from .lexical import morph
 
@@ -35,9 +37,6 @@ BOUND_SCHEMA = {"type": "object", "properties": {
     "answer": {"type": "string"},
     "items": {"type": "array", "items": {"type": "string"}}},
     "required": ["quotes", "answer", "items"]}
-QUOTE_MIN_SHARE = 0.8  # of a quote's words that must stand in one line of the material
-_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_MARKER = re.compile(r"\[(?:сессия|session)[^\]]*\]", re.IGNORECASE)  # a fact's «[сессия 8]», which the material drops
 
 
 def ask(lang: str) -> str:
@@ -305,9 +304,10 @@ def switch(rows: Sequence[Calibrated], threshold: Optional[float] = None, no_ans
         why[GATE] = f"on below P(yes) {threshold} (gate.calibrate)"
     standing = [r for r in rows if not decide(r.question, r.reply, r.lines, Switches(frozenset(on), threshold),
                                               r.p_yes).declined]
+    held = {id(r): quoted(r.reply, list(r.lines)) for r in standing}  # once a row, read by every check
     for name, check in CHECKS.items():
         hit = {kind: [r for r in standing if r.answerable is kind
-                      and check(r.question, r.reply, quoted(r.reply, list(r.lines)), list(r.lines))] for kind in kinds}
+                      and check(r.question, r.reply, held[id(r)], list(r.lines))] for kind in kinds}
         share = {kind: len(hit[kind]) / kinds[kind] if kinds[kind] else 0.0 for kind in kinds}
         counts = f"{len(hit[False])}/{kinds[False]} unanswerable, {len(hit[True])}/{kinds[True]} answerable"
         if kinds[False] and share[False] * no_answer_share > share[True] * (1 - no_answer_share):
