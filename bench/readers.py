@@ -181,6 +181,22 @@ def read_bound(server, row: dict, lang: str) -> dict:
             "items": list(read.items), "raw": raw, "usage": reply.get("usage", {})}
 
 
+def read_cite(server, row: dict, lang: str, first: dict) -> dict:
+    """The contest's cited answer (`submit/memory/decide.py`, `cite_chat`): the plain answer `first`
+    (its row), then in the same chat the lines it rests on, in JSON held by its schema. No call
+    where the plain answer says no information itself (the contest asks none); `draft` is the
+    plain reply the call followed, `raw` the cite reply `decide.cited` replays."""
+    draft = first.get("raw") or first["answer"]
+    if not first["answer"] or answer_step.says_no_info(first["answer"]):
+        return {"answer": first["answer"], "draft": draft, "raw": "", "quotes": []}
+    chat = bound.cite_chat(row["messages"], draft, lang)
+    reply = ask(server, chat_body(chat, bound.CITE_MAX_TOKENS, bound.CITE_SCHEMA))
+    raw = reply["choices"][0]["message"]["content"] or ""
+    read = bound.cited(draft, raw)
+    return {"answer": first["answer"], "draft": draft, "quotes": list(read.quotes), "raw": raw,
+            "usage": reply.get("usage", {})}
+
+
 def read_ask_all(server, row: dict, lang: str) -> dict:
     """The answer prompt whose last line also asks for every item (a list question's answer)."""
     return read_plain(server, {**row, "messages": with_ask(row["messages"], ASK_ALL[lang])}, lang)
@@ -261,6 +277,7 @@ WAYS = {"plain": read_plain, "bound": read_bound, "evidence": read_evidence, "as
 # ways whose rows read a prompt but answer nothing themselves (a second look's answer stands in for
 # its plain answer's where that one is declined: `second_looked`)
 NOT_ANSWERS = ("gate", "second") + LISTS
+FOLLOWING = ("second", "cite")  # ways that read the plain answer's row: `--way plain` first
 
 
 def read(args) -> int:
@@ -277,7 +294,7 @@ def read(args) -> int:
         print(f"{len(stale)} second look(s) to read again, a rule now declining their plain answer: "
               + ", ".join(sorted(stale)))
     done = {(r["id"], r["way"]) for r in recorded}
-    firsts = {r["id"]: r["answer"] for r in recorded if r["way"] == "plain"}  # the second look's first answers
+    plains = {r["id"]: r for r in recorded if r["way"] == "plain"}  # the first answers a second look or cite reads
     sets = {r["id"]: r.get("set") for r in recorded}  # a shipped calibration prompt names no set; its rows do
     server = LlamaBackend(args.model).engine.server
     todo = [(row, way) for row in rows for way in args.way + ([] if args.no_gate else ["gate"])
@@ -287,14 +304,16 @@ def read(args) -> int:
         start = time.perf_counter()
         if way == "gate":
             found = read_gate(server, row, lang)
-        elif way == "second":
-            if row["id"] not in firsts:
-                raise SystemExit(f"--way second reads the plain answer: ask --way plain before it ({row['id']})")
-            found = read_second(server, row, lang, firsts[row["id"]])
+        elif way in FOLLOWING:
+            if row["id"] not in plains:
+                raise SystemExit(f"--way {way} reads the plain answer: ask --way plain before it ({row['id']})")
+            first = plains[row["id"]]
+            found = (read_second(server, row, lang, first["answer"]) if way == "second"
+                     else read_cite(server, row, lang, first))
         else:
             found = WAYS[way](server, row, lang)
         if way == "plain":
-            firsts[row["id"]] = found["answer"]
+            plains[row["id"]] = found
         jsonl.append_rows(out, [{"id": row["id"], "set": row.get("set") or sets.get(row["id"]), "way": way,
                                  "question": row["question"],
                                  "gold": row.get("gold", ""), "question_type": row["question_type"],
@@ -384,7 +403,7 @@ def with_listed(answer: str, question: str, listed: Optional[list]) -> str:
 
 def variants(row: dict, declined: dict, gate: str, empty: bool = False,
              prompts: Optional[dict] = None, listings: Optional[dict] = None,
-             seconds: Optional[dict] = None, switches: Optional[bound.Switches] = None,
+             seconds: Optional[dict] = None, switches: Optional[dict] = None,
              p_yes: Optional[float] = None) -> list[tuple[str, str, str]]:
     """(way, the way it adds a decline to, answer) for each answer a row stands for: the reader's
     own, then with the abstention check it asked ("check before", "check after": its no declines),
@@ -398,61 +417,72 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     `listings` ((file, set, id) -> the items of the list ways' rows), each of those with the listed
     items joined too ("+ list",
     `with_listed`), for every question (one the list way did not read keeps its answer). A `bound`
-    row (the bound answer) stands instead for its reply through the contest's decision
-    (`bound_variants`)."""
+    or `cite` row stands instead for its reply through the contest's decision (`bound_variants`),
+    each with the listed items joined too where the list ways read its question."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
     out = [(way, way, row["answer"])]
-    if way == "bound":
-        return out + bound_variants(row, prompts, switches, p_yes)
-    out += _more(row, way, declined, gate, empty, prompts, seconds or {})
+    if way in REPLIED:
+        out += bound_variants(row, prompts, switches.get(way) if switches else None, p_yes)
+    else:
+        out += _more(row, way, declined, gate, empty, prompts, seconds or {})
     if listings:
         listed = listings.get((row["file"], row.get("set"), row["id"]))
         out += [(f"{name} + list", base, with_listed(text, row["question"], listed)) for name, base, text in out]
     return out
 
 
+REPLIED = ("bound", "cite")  # ways whose rows are replies `decide.decide` reads (`reply_of`)
+
+
+def reply_of(row: dict) -> bound.Reply:
+    """A `bound` or `cite` row's reply as the contest reads it (`decide.parse`, `decide.cited`)."""
+    return bound.cited(row["draft"], row["raw"]) if row["way"] == "cite" else bound.parse(row["raw"])
+
+
 def bound_variants(row: dict, prompts: Optional[dict], switches: Optional[bound.Switches],
                    p_yes: Optional[float]) -> list:
-    """A bound reply through `decide.decide` (the same function the contest class calls): with
-    every check on and no gate ("+ checks"), and with the `switches` a calibration earned,
+    """A bound or cited reply through `decide.decide` (the same function the contest class calls):
+    with every check on and no gate ("+ checks"), and with the `switches` a calibration earned,
     the gate's `p_yes` read where it has a threshold ("+ calibrated"). Needs the prompt the reply
     was read from (its material); without it, the reply's own answer alone."""
     prompt = prompt_of(prompts, row)
     if prompt is None:
         return []
-    reply, lines = bound.parse(row["raw"]), answer_step.material(prompt["messages"], row["question"])
-    out = [("bound + checks", "bound", bound.decide(row["question"], reply, lines, bound.Switches()).text)]
+    way, reply, lines = row["way"], reply_of(row), answer_step.material(prompt["messages"], row["question"])
+    out = [(f"{way} + checks", way, bound.decide(row["question"], reply, lines, bound.Switches()).text)]
     if switches is not None:
-        out.append(("bound + calibrated", "bound", bound.decide(row["question"], reply, lines, switches, p_yes).text))
+        out.append((f"{way} + calibrated", way, bound.decide(row["question"], reply, lines, switches, p_yes).text))
     return out
 
 
-def calibrated_switches(spec: str) -> tuple[Optional[bound.Switches], str]:
-    """`READING@PROMPTS` -> the switches `decide.switch` earns on a calibration set: READING a `read`
-    of it (its `bound` rows, and its `gate` rows for the gate's threshold by the contest's rule),
-    PROMPTS the set's prompt file (`submit/calibration/ru.c4000.jsonl`); and a note saying which
-    checks are on and why."""
+def calibrated_switches(spec: str) -> tuple[dict, str]:
+    """`READING@PROMPTS` -> {way: the switches `decide.switch` earns on a calibration set}, for each
+    of `REPLIED` READING has rows of: READING a `read` of it (its `bound` or `cite` rows, and its
+    `gate` rows for the gate's threshold by the contest's rule), PROMPTS the set's prompt file
+    (`submit/calibration/ru.c4000.jsonl`); and a note saying which checks are on and why."""
     if not spec:
-        return None, ""
+        return {}, ""
     reading, _, prompt_spec = spec.partition("@")
     rows = rows_of([reading])
     prompts = {r["id"]: r for r in prompt_rows([prompt_spec])}
     gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
-    replies = [r for r in rows if r.get("way") == "bound" and r["id"] in prompts]
-    if not replies:
-        raise SystemExit(f"--switches: no bound rows of {prompt_spec}'s prompts in {reading}")
-    threshold = None
-    if gates:
-        lang = answer_step.detect_lang(replies[0]["question"])
-        found = the_rule(lang, [(i, bool(prompts[i]["answerable"]), p) for i, p in gates.items() if i in prompts])
-        threshold = found.threshold if found.on else None
-    calibration = [bound.Calibrated(r["question"], bool(prompts[r["id"]]["answerable"]), bound.parse(r["raw"]),
-                                    tuple(answer_step.material(prompts[r["id"]]["messages"], r["question"])),
-                                    gates.get(r["id"])) for r in replies]
-    switches = bound.switch(calibration, threshold)
-    note = f"checks switched on {reading} ({len(replies)} replies): " + "; ".join(
-        f"{name} {why}" for name, why in switches.why.items())
-    return switches, note
+    found, notes = {}, []
+    for way in REPLIED:
+        replies = [r for r in rows if r.get("way") == way and r["id"] in prompts]
+        if not replies:
+            continue
+        threshold = None
+        if gates:
+            lang = answer_step.detect_lang(replies[0]["question"])
+            rule = the_rule(lang, [(i, bool(prompts[i]["answerable"]), p) for i, p in gates.items() if i in prompts])
+            threshold = rule.threshold if rule.on else None
+        calibration = [bound.Calibrated.of(prompts[r["id"]], reply_of(r), gates.get(r["id"])) for r in replies]
+        found[way] = bound.switch(calibration, threshold)
+        notes.append(f"{way}: checks switched on {reading} ({len(replies)} replies): " + "; ".join(
+            f"{name} {why}" for name, why in found[way].why.items()))
+    if not found:
+        raise SystemExit(f"--switches: no bound or cite rows of {prompt_spec}'s prompts in {reading}")
+    return found, ".\n".join(notes)
 
 
 def _more(row: dict, way: str, declined: dict, gate: str, empty: bool, prompts: Optional[dict], seconds: dict) -> list:
@@ -549,7 +579,7 @@ def kept(rows: list, material: Optional[dict]) -> list:
 
 
 def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = (),
-             switches: Optional[bound.Switches] = None) -> list[tuple[dict, str, str, str]]:
+             switches: Optional[dict] = None) -> list[tuple[dict, str, str, str]]:
     """(row, way, base way, answer) for every answer of the readers' rows (the gate's and the list
     way's own rows aside, which add variants where the files hold them); `prompts`: bench/prompts.py
     files the answers were read from (the unrelated-value decline's material)."""
@@ -882,32 +912,34 @@ def declines_table(args) -> int:
     return 0
 
 
-def bound_declines(name: str, rows: list, material: dict, known: dict, switches: Optional[bound.Switches]) -> None:
-    """`declines_table`'s lines for a file's bound answers (`--way bound`), through `decide.decide`:
-    the reader's own "no information", then each check of `decide.CHECKS` added in turn (every
-    one on, no gate), then the checks and gate the calibration's `switches` turned on."""
-    replies = [r for r in rows if r.get("way") == "bound" and prompt_of(material, r)]
-    if not replies:
-        return
+def bound_declines(name: str, rows: list, material: dict, known: dict, switches: dict) -> None:
+    """`declines_table`'s lines for a file's bound or cited answers (`--way bound`, `--way cite`),
+    through `decide.decide`: the reader's own "no information", then each check of
+    `decide.CHECKS` added in turn (every one on, no gate), then the checks and gate the
+    calibration's `switches` (per way) turned on."""
     gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
     checks = list(bound.CHECKS)
-    stages = [(f"bound: {'the reader' + chr(39) + 's own' if not k else '+ ' + checks[k - 1]}",
-               bound.Switches(frozenset(checks[:k]))) for k in range(len(checks) + 1)]
-    if switches is not None:
-        stages.append((f"bound: calibrated ({', '.join(sorted(switches.on)) or 'nothing on'})", switches))
-    for stage, on in stages:
-        out = lost = right = 0
-        for r in replies:
-            prompt = prompt_of(material, r)
-            lines = answer_step.material(prompt["messages"], r["question"])
-            verdict = bound.decide(r["question"], bound.parse(r["raw"]), lines, on, gates.get(r["id"]))
-            if verdict.declined:
-                out += 1
-                if prompt["answerable"]:
-                    lost += 1
-                    right += bool(verdict_of(known, r, r["answer"]))
+    for way in REPLIED:
+        replies = [r for r in rows if r.get("way") == way and prompt_of(material, r)]
+        if not replies:
+            continue
+        stages = [(f"{way}: {'the reader' + chr(39) + 's own' if not k else '+ ' + checks[k - 1]}",
+                   bound.Switches(frozenset(checks[:k]))) for k in range(len(checks) + 1)]
+        if way in switches:
+            stages.append((f"{way}: calibrated ({', '.join(sorted(switches[way].on)) or 'nothing on'})",
+                           switches[way]))
         answerable = sum(bool(prompt_of(material, r)["answerable"]) for r in replies)
-        print(f"| {name} | {stage} | {out - lost}/{len(replies) - answerable} | {lost}/{answerable} | {right} |")
+        for stage, on in stages:
+            out = lost = right = 0
+            for r in replies:
+                prompt = prompt_of(material, r)
+                lines = answer_step.material(prompt["messages"], r["question"])
+                if bound.decide(r["question"], reply_of(r), lines, on, gates.get(r["id"])).declined:
+                    out += 1
+                    if prompt["answerable"]:
+                        lost += 1
+                        right += bool(verdict_of(known, r, r["answer"]))
+            print(f"| {name} | {stage} | {out - lost}/{len(replies) - answerable} | {lost}/{answerable} | {right} |")
 
 
 def coverage(args) -> int:
@@ -1001,9 +1033,10 @@ def main(argv=None) -> int:
     r = sub.add_parser("read", help="ask the local model every prompt in every way, and the gate question")
     r.add_argument("--prompts", action="append", required=True,
                    help="a prompt file (bench/prompts.py), or SET:CHARS (`ru_dev:4000`, built where it is not yet)")
-    r.add_argument("--way", action="append", choices=(*WAYS, "second"), default=[],
+    r.add_argument("--way", action="append", choices=(*WAYS, *FOLLOWING), default=[],
                    help="ways to answer (none: only the gate question); `second`: the contest's second look at "
-                        "a plain answer a call-free rule declines (after --way plain, or on a file that has it)")
+                        "a plain answer a call-free rule declines; `cite`: the lines the plain answer rests on "
+                        "(both after --way plain, or on a file that has it)")
     r.add_argument("--model", default="qwen2.5-coder-1.5b", help="a llama: model (name or GGUF path)")
     r.add_argument("--out", required=True)
     r.add_argument("--no-gate", action="store_true", help="do not ask the yes/no question")
@@ -1022,7 +1055,8 @@ def main(argv=None) -> int:
         s.add_argument("--prompts", action="append", help="with --empty: the bench/prompts.py file the answers "
                        "were read from, or SET:CHARS to build it (ru_dev:4000), to add the unrelated-value decline "
                        "after it (repeat for several)")
-        s.add_argument("--switches", default="", help="READING@PROMPTS: the bound answers (`--way bound`) also "
+        s.add_argument("--switches", default="", help="READING@PROMPTS: the bound and cited answers (`--way bound`, "
+                       "`--way cite`) also "
                        "through the checks a calibration earns (submit/memory/decide.py): READING a read of the "
                        "calibration prompts PROMPTS by the same reader, with its gate rows")
         if name == "judge":

@@ -174,10 +174,11 @@ OPTIONS = (
            "(docs/evaluating.md) [default: {default}, as in the contest]", ON_OFF, ANSWER, True,
            path="memory.versions_check", default=TREE),
     Option("answer_stage", str, "the answer stage: 'rules' (the plain answer, the word rules, the second look and "
-           "the list asks) or 'bound' (one answer bound to its quotes, and the checks this run's reader earns on the "
-           "calibration set: submit/memory/decide.py; its bound answers to the 64 calibration prompts are asked once "
-           "per run, replayed from a cache: store after) [default: {default}, as in the contest]",
-           {"choices": ("rules", "bound")}, ANSWER, True, path="memory.answer_stage", default=TREE),
+           "the list asks), 'bound' (one answer bound to its quotes) or 'cite' (the plain answer, then the lines it "
+           "rests on), the last two with the checks this run's reader earns on the calibration set: "
+           "submit/memory/decide.py; its answers to the 64 calibration prompts are asked once per run, replayed from "
+           "a cache: store after) [default: {default}, as in the contest]",
+           {"choices": ("rules", "bound", "cite")}, ANSWER, True, path="memory.answer_stage", default=TREE),
     Option("abstain", str, "the abstention check: one yes/no call on the answer prompt's material, before the "
            "answer or of its draft; a clear no declines [default: {default}, as in the contest]",
            {"choices": ABSTAIN_MODES}, ANSWER, True, path="memory.abstain", default=TREE),

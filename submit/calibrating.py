@@ -20,8 +20,8 @@ import logging
 from pathlib import Path
 from typing import Optional
 
+from . import prompts
 from .memory import decide, gate
-from .memory.answer import material
 from .memory.dialogue import Settings
 from .memory.embed import Embedder
 from .memory.llm import CALIBRATE, LLM, StopRun
@@ -83,7 +83,7 @@ class Calibrator:
         log.info("gigamemory: decline gate (%s) %s: %s; threshold %s, AUC %s over %d calls; scores %s",
                  lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
                  [[i, a, p] for i, a, p in found.scores])
-        if self.settings.answer_stage == "bound":
+        if self.settings.answer_stage in decide.STAGES:
             try:
                 switches = self._switches(lang, found)
             except StopRun:
@@ -106,7 +106,9 @@ class Calibrator:
             return None
         what = json.dumps([self.llm.name, path.name, hashlib.sha256(path.read_bytes()).hexdigest(),
                            settings.answer_stage, settings.gate, gate.rule_of(settings), gate.ask(lang),
-                           decide.ask(lang), decide.BOUND_SCHEMA, decide.BOUND_MAX_TOKENS], ensure_ascii=False)
+                           decide.ask(lang), decide.BOUND_SCHEMA, decide.BOUND_MAX_TOKENS,
+                           prompts.text("answer", lang, "cite"), decide.CITE_SCHEMA, decide.CITE_MAX_TOKENS,
+                           settings.answer_max_tokens], ensure_ascii=False)
         name = f"{lang}.{hashlib.sha256(what.encode()).hexdigest()[:16]}.json"
         return Path(settings.calibration_cache) / name
 
@@ -135,8 +137,8 @@ class Calibrator:
             log.exception("gigamemory: the calibration could not be kept in %s", kept)
 
     def _switches(self, lang: str, found: gate.Calibration) -> decide.Switches:
-        """The checks this run's model earns (`decide.switch`): its bound answers to the calibration
-        prompts, asked in one batched call, beside the gate's calibration `found`."""
+        """The checks this run's model earns (`decide.switch`): its answers to the calibration prompts
+        as the stage asks them (`decide.replies`, batched), beside the gate's calibration `found`."""
         if self.settings.gate == "off":  # no calibration pass at all: every check on, uncalibrated
             return decide.Switches(frozenset(decide.CHECKS), None,
                                    {"checks": "all on, not calibrated: the gate is off in the config, and with it "
@@ -145,12 +147,10 @@ class Calibrator:
         if path is None:
             return decide.Switches(frozenset(), None, {"checks": f"off: no calibration set for {lang!r} in {where}"})
         items = gate.load_set(path)
-        replies = self._llm.generate([gate.with_ask(item["messages"], decide.ask(lang)) for item in items],
-                                     max_tokens=decide.BOUND_MAX_TOKENS, schema=decide.BOUND_SCHEMA, purpose=CALIBRATE)
+        replies, _ = decide.replies(self._llm, [item["messages"] for item in items], lang, self.settings.answer_stage,
+                                    self.settings.answer_max_tokens, CALIBRATE)
         p_yes = {i: p for i, _, p in found.scores}
-        rows = [decide.Calibrated(item["question"], bool(item["answerable"]), decide.parse(reply.text),
-                                  tuple(material(item["messages"], item["question"])), p_yes.get(item["id"]))
-                for item, reply in zip(items, replies)]
+        rows = [decide.Calibrated.of(item, reply, p_yes.get(item["id"])) for item, reply in zip(items, replies)]
         return decide.switch(rows, found.threshold if found.on else None, self.settings.gate_no_answer_share)
 
     def _calibration_file(self, lang: str):

@@ -14,7 +14,7 @@ from submit.memory.decide import Calibrated, Reply, Switches
 from submit.memory.embed import HashEmbedder
 from submit.memory.llm import ANSWER, CALIBRATE, ScriptedLLM
 
-from test_gate import CAL_ANSWERABLE
+from test_gate import CAL_ANSWERABLE, list_router, sports_model
 
 NO = NO_INFO["ru"]
 LINES = [("работа", "Пользователь работает бухгалтером."),
@@ -222,3 +222,83 @@ def test_the_gate_off_in_the_config_asks_no_calibration_and_runs_every_check():
     assert m.answer_to_question("d", "Кем я работаю?") == NO  # unquoted: every check is on
     assert list(llm.purposes) == [ANSWER] and m.switches["ru"].on == frozenset(decide.CHECKS)
     assert "not calibrated" in m.switches["ru"].why["checks"]
+
+
+# ---------------------------------------------------------------- the cited stage: the plain answer, then its lines
+
+CITE_ASK = decide.prompts.text("answer", "ru", "cite")
+
+
+def test_a_cited_reply_is_the_plain_answer_with_the_cite_calls_quotes():
+    cite = json.dumps({"quotes": ["Пользователь работает бухгалтером."]}, ensure_ascii=False)
+    read = decide.cited("Вы работаете бухгалтером.", cite)
+    assert read == reply("Вы работаете бухгалтером.", "Пользователь работает бухгалтером.")
+    assert decide.decide("Кем я работаю?", read, LINES, ALL).text == "Вы работаете бухгалтером."
+    # no cite call (the reader declined itself) or an unreadable one: the draft without quotes
+    assert decide.cited(NO, "") == reply(NO)
+    assert decide.decide("Кем я работаю?", decide.cited(NO, ""), LINES, ALL).declined_by == decide.OWN
+    assert decide.cited("Вы работаете сварщиком.", "{").quotes == ()
+    # a cite reply cut by the token cap keeps its complete quotes and items
+    cut = '{"quotes": ["Сестру пользователя зовут Лена.", "Муж польз'
+    assert decide.cited("Лена.", cut) == reply("Лена.", "Сестру пользователя зовут Лена.")
+
+
+def test_the_cite_call_continues_the_answer_prompt_so_its_prefix_is_the_answers():
+    chat = [{"role": "system", "content": "…"}, {"role": "user", "content": "материал\nВопрос: Кем я работаю?"}]
+    asked = decide.cite_chat(chat, "Вы работаете бухгалтером.", "ru")
+    assert asked[:2] == chat and asked[2] == {"role": "assistant", "content": "Вы работаете бухгалтером."}
+    assert asked[3] == {"role": "user", "content": CITE_ASK}
+
+
+def cites_where_it_can(chat):
+    """A calibration reader of the cited stage: it answers every prompt, and cites the line the
+    prompt's dialogue answers with where there is one, nothing where there is none."""
+    if chat[-1]["content"] == CITE_ASK:
+        content = chat[-3]["content"]
+        if content.rsplit("\n", 1)[0] not in CAL_ANSWERABLE:
+            return json.dumps({"quotes": []})
+        line = next(line for line in content.splitlines() if line.startswith("- "))
+        return json.dumps({"quotes": [re.sub(r"\[[^\]]*\]", "", line[2:]).strip()]}, ensure_ascii=False)
+    return "Вы работаете сварщиком."
+
+
+def test_the_cited_stage_calibrates_on_the_same_two_calls_and_asks_no_cite_of_the_readers_own_decline():
+    calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                      {"memory.answer_stage": "cite", "memory.facts": False})
+    cite = json.dumps({"quotes": ["Я работаю бухгалтером"]}, ensure_ascii=False)
+    llm = ScriptedLLM([cites_where_it_can] * (2 * calibration)
+                      + ["Вы работаете бухгалтером.", cite, "Вы ездите на шкоде.", '{"quotes": []}', NO])
+    m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+    m.write_to_memory([Message("user", "Я работаю бухгалтером в строительной фирме.", 1),
+                       Message("assistant", "Понятно.", 1)], "d")
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+    assert "unquoted" in m.switches["ru"].on
+    assert list(llm.purposes) == [CALIBRATE, CALIBRATE, ANSWER, ANSWER]  # drafts, then cites, batched
+    assert list(llm.batches)[:2] == [calibration, calibration]
+    chat, _, schema = llm.history[-1]
+    assert schema == decide.CITE_SCHEMA and chat[-2]["content"] == "Вы работаете бухгалтером."
+    assert m.answer_to_question("d", "Какая у меня машина?") == NO
+    assert m.traces["d"].declined_by == "unquoted"
+    calls = len(llm.purposes)
+    assert m.answer_to_question("d", "Где я отдыхал летом?") == NO and len(llm.purposes) == calls + 1  # no cite call
+    assert m.traces["d"].declined_by is None
+
+
+def test_the_cited_stage_joins_the_list_asks_items_to_an_answer_that_stands_and_to_no_decline():
+    listing = json.dumps({"items": ["футбол", "пинг-понг"]}, ensure_ascii=False)
+    cite = json.dumps({"quotes": ["Пользователь играет в футбол."]}, ensure_ascii=False)
+
+    def reply(chat):
+        if chat[-1]["content"] == CITE_ASK:
+            return cite if "футбол" in chat[-2]["content"] else json.dumps({"quotes": []})
+        made_up = "Какие игры" in chat[-1]["content"]
+        return list_router("Вы играете в шахматы." if made_up else "Вы играете в футбол.", listing)[0](chat)
+    llm = ScriptedLLM([reply] * 40)
+    m = sports_model(llm, lists="list", more={"memory.answer_stage": "cite"})
+    assert m.answer_to_question("d", "Какими видами спорта я занимаюсь?") == "Вы играете в футбол (также: пинг-понг)."
+    assert m.memories["d"].ledger.calls["items"] == 2
+    # a declined answer gets no list asks: «шахматы» rest on no line
+    calls = m.memories["d"].ledger.calls["items"]
+    assert m.answer_to_question("d", "Какие игры я люблю?") == NO
+    assert m.traces["d"].declined_by == "unquoted" and m.memories["d"].ledger.calls["items"] == calls

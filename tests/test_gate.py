@@ -300,9 +300,9 @@ def test_joined_adds_the_kept_values_the_answer_leaves_out():
     assert items.joined("Футболом", kept[:1], "ru") == "Футболом"  # another ending is the same word
 
 
-def sports_model(llm, lists="select"):
+def sports_model(llm, lists="select", more=None):
     config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
-                      {"memory.gate": "off", "memory.lists": lists})
+                      {"memory.gate": "off", "memory.lists": lists, **(more or {})})
     m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
     for i, text in enumerate(("Я играю в футбол по субботам.", "Ещё я играю в пинг-понг с сыном.",
                               "Моя жена работает врачом.")):

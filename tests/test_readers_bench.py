@@ -361,3 +361,40 @@ def test_a_second_look_over_the_readers_own_decline_is_held_to_the_questions_ver
             for i, first in (("1", "Сергей"), ("2", readers.answer_step.NO_INFO["ru"]))
             for way, found in (("plain", first), ("second", "Кофе."))]
     assert readers.second_looked(rows, prompts) == {("a", "ru_dev", "1"): "Кофе.", ("a", "ru_dev", "2"): None}
+
+
+def test_a_cited_answer_replays_through_the_contests_decision_with_every_check_and_as_calibrated(tmp_path, capsys):
+    material = ("Факты о пользователе по темам:\nработа:\n- [сессия 2] Пользователь работает сварщиком.\n"
+                "жена:\n- [сессия 1] Жену пользователя зовут Людмила.\n\nВыдержки из диалогов:\n—\n\n")
+    asked = [("1", "Кем я работаю?", "fact_equal_session", "Вы работаете сварщиком.",
+              {"quotes": ["[сессия 2] Пользователь работает сварщиком."]}),
+             ("2", "Как зовут моего сына?", "no_info", "Вашего сына зовут Петя.", {"quotes": []}),  # on no line
+             ("3", "Как зовут мою жену?", "fact_equal_session", "У меня нет такой информации.", None)]  # no cite call
+    prompts = [{"id": i, "set": "ru_dev", "question": q, "answerable": kind != "no_info", "question_type": kind,
+                "messages": [{"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет одним предложением:"}]}
+               for i, q, kind, _, _ in asked]
+    rows = [reading_row(i, q, kind, way, **found) for i, q, kind, draft, cite in asked
+            for way, found in (("plain", {"answer": draft, "raw": draft}),
+                               ("cite", {"answer": draft, "draft": draft,
+                                         "raw": json.dumps(cite, ensure_ascii=False) if cite else ""}))]
+    for name, found in (("p.jsonl", prompts), ("a.jsonl", rows)):
+        (tmp_path / name).write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in found), encoding="utf-8")
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("\n".join(json.dumps({"question": q, "answer": a, "correct": ok}, ensure_ascii=False) for q, a, ok in (
+        ("Кем я работаю?", "Вы работаете сварщиком.", True), ("Как зовут моего сына?", "Вашего сына зовут Петя.", False),
+        ("Как зовут моего сына?", readers.no_info(rows[0]), True),
+        ("Как зовут мою жену?", "У меня нет такой информации.", False))), encoding="utf-8")
+    both = [str(tmp_path / "a.jsonl"), "--prompts", str(tmp_path / "p.jsonl")]
+    calibration = f"{tmp_path / 'a.jsonl'}@{tmp_path / 'p.jsonl'}"
+    assert readers.main(["declines", *both, "--switches", calibration]) == 0
+    out = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| a | cite")]
+    # the son's made-up name rests on no line: `unquoted` declines it, and earns its switch
+    assert out == ["| a | cite: the reader's own | 0/1 | 1/2 | 0 |", "| a | cite: + unquoted | 1/1 | 1/2 | 0 |",
+                   "| a | cite: + empty | 1/1 | 1/2 | 0 |", "| a | cite: + elsewhere | 1/1 | 1/2 | 0 |",
+                   "| a | cite: + ungrounded | 1/1 | 1/2 | 0 |", "| a | cite: calibrated (unquoted) | 1/1 | 1/2 | 0 |"]
+    assert readers.main(["table", *both, "--verdicts", str(verdicts), "--switches", calibration]) == 0
+    table = capsys.readouterr().out
+    # the columns: fact_equal_session, no_info, all
+    assert "| a | ru_dev | cite | 1/2 | 0/1 | 1/3 |" in table
+    assert "| a | ru_dev | cite + checks | 1/2 | 1/1 | 2/3 |" in table
+    assert "| a | ru_dev | cite + calibrated | 1/2 | 1/1 | 2/3 |" in table

@@ -27,6 +27,7 @@ from . import answer as answer_step
 from . import items as list_step
 from .answer import _MARKER  # a fact's «[сессия 8]», which the material drops
 from .gate import QUOTE_MIN_SHARE  # the quote gate's share of a quote's words one line must hold
+from .gate import with_ask
 from .items import _STRING  # one JSON string, as a cut list reply is read
 from .lang import NO_INFO, WORD, detect_lang
 from .lexical import morph
@@ -43,6 +44,26 @@ def ask(lang: str) -> str:
     """The bound answer's last line of the answer prompt (in place of its plain `ask`), for a chat
     with the user and a chat between two people alike."""
     return prompts.text("answer", lang, "bound")
+
+
+CITE_MAX_TOKENS = 160  # three or four quoted lines
+CITE_SCHEMA = {"type": "object", "properties": {"quotes": {"type": "array", "items": {"type": "string"}}},
+               "required": ["quotes"]}
+
+
+def cite_chat(chat: list, draft: str, lang: str) -> list:
+    """The answer prompt `chat` answered with the reader's plain `draft`, then asked which lines it
+    rests on (`cite` in `prompts/answer.*.yaml`): the draft's prompt is the call's prefix, so a
+    server that caches prefixes reads only the draft and the ask anew."""
+    return chat + [{"role": "assistant", "content": draft},
+                   {"role": "user", "content": prompts.text("answer", lang, "cite")}]
+
+
+def cited(draft: str, raw: str) -> Reply:
+    """The reply of the cited stage: the plain `draft` as its answer, with the quotes of the cite
+    call's `raw` reply (`parse`)."""
+    found = parse(raw) if raw else Reply(answer=None)
+    return Reply(answer=answer_step.clean_answer(draft), quotes=found.quotes)
 
 
 @dataclass(frozen=True)
@@ -83,6 +104,32 @@ def _cut(text: str):
     if answer:
         found["answer"] = json.loads(f'"{answer.group(1)}"')
     return found
+
+
+# ---------------------------------------------------------------- asking the reader
+
+STAGES = ("bound", "cite")  # `Settings.answer_stage`'s evidence-bound ways ("rules" aside)
+
+
+def replies(llm, chats: Sequence[list], lang: str, stage: str, draft_tokens: int, purpose: str):
+    """The reader's replies to answer prompts `chats` (each ending in the plain answer's ask), in
+    one batched call per step, as `stage` asks them: "bound", one JSON reply of quotes, answer and
+    items (`ask` in place of the last line); "cite", the plain answer (`draft_tokens` at most),
+    then for each that is not the reader's own "no information" the lines it rests on
+    (`cite_chat`). -> (a Reply per chat, None where the reader gave nothing at all; the
+    generations, for the caller's ledger)."""
+    if stage == "bound":
+        made = llm.generate([with_ask(chat, ask(lang)) for chat in chats], max_tokens=BOUND_MAX_TOKENS,
+                            schema=BOUND_SCHEMA, purpose=purpose)
+        return [parse(g.text) if g.text.strip() else None for g in made], made
+    drafts = llm.generate(list(chats), max_tokens=draft_tokens, purpose=purpose)
+    asked = [i for i, g in enumerate(drafts)
+             if answer_step.clean_answer(g.text) and not answer_step.says_no_info(g.text)]
+    cites = llm.generate([cite_chat(chats[i], drafts[i].text, lang) for i in asked], max_tokens=CITE_MAX_TOKENS,
+                         schema=CITE_SCHEMA, purpose=purpose)
+    raw = dict(zip(asked, (g.text for g in cites)))
+    out = [cited(g.text, raw.get(i, "")) if g.text.strip() else None for i, g in enumerate(drafts)]
+    return out, list(drafts) + list(cites)
 
 
 # ---------------------------------------------------------------- the checks
@@ -288,6 +335,13 @@ class Calibrated:
     reply: Optional[Reply]
     lines: tuple
     p_yes: Optional[float] = None
+
+    @classmethod
+    def of(cls, item: dict, reply: Optional[Reply], p_yes: Optional[float] = None) -> "Calibrated":
+        """The row of a calibration set's prompt `item` (`gate.load_set`: its question, whether it is
+        answerable, its messages) and the reader's `reply` to it."""
+        lines = tuple(answer_step.material(item["messages"], item["question"]))
+        return cls(item["question"], bool(item["answerable"]), reply, lines, p_yes)
 
 
 def switch(rows: Sequence[Calibrated], threshold: Optional[float] = None, no_answer_share: float = 0.25) -> Switches:

@@ -121,9 +121,11 @@ class Settings:
     # (bench/results/reading.md).
     decline_speaker: bool = True
     # The answer stage: "rules" (the plain answer, the word rules, the second look and the list
-    # asks below) or "bound" (decide.py: one answer bound to its quotes, and the checks the run's
-    # own calibration earned; the rules' switches below do not apply to it).
-    answer_stage: str = field(default="rules", metadata=one_of(("rules", "bound")))
+    # asks below), "bound" (decide.py: one answer bound to its quotes) or "cite" (the plain answer,
+    # then the lines it rests on), each with the checks the run's own calibration earned; the
+    # rules' switches below do not apply to them, but for `lists="list"`, which the cited stage
+    # asks too (its reply lists no items of its own).
+    answer_stage: str = field(default="rules", metadata=one_of(("rules",) + decide.STAGES))
     # Lists (items.py): "select" judges each shown fact against the question in one batched
     # one-token call; where two or more are kept, the reader sees only those and the values it
     # leaves out are joined to its answer. "list": a question whose form asks for several things
@@ -239,7 +241,7 @@ class DialogueMemory:
             return answer_step.build_prompt(question, context, lang, facts=shown, ask=ask,
                                             question_date=self.store.question_date,
                                             people=self.profile.people(self.store), task=self.profile.answer_prompt)
-        if self.settings.answer_stage == "bound":
+        if self.settings.answer_stage in decide.STAGES:
             return self._bound(question, prompt, context, lines, lang)
         # `by`: what declined the question, if anything did (Answer.declined_by)
         margin = gate.speaker_margin(hits, self.store.turns, question, self.profile.people(self.store))
@@ -285,26 +287,30 @@ class DialogueMemory:
                       fallback=None if text or by else EMPTY_ANSWER, timings=dict(self.timings))
 
     def _bound(self, question: str, prompt, context: Context, lines: list, lang: str) -> Answer:
-        """The bound stage (decide.py): the gate where the calibration turned it on, then one answer
-        bound to its quotes, and the decision over it."""
+        """The evidence-bound stages (decide.py): the gate where the calibration turned it on, then
+        the answer bound to its quotes ("bound": one call; "cite": the plain answer, then the lines
+        it rests on), and the decision over it."""
         switches = self.switches.get(lang, decide.Switches())
         chat = prompt()
         p_yes = self._gate(prompt, question, lang) if decide.GATE in switches.on else None
         reply = None
         if p_yes is None or switches.threshold is None or p_yes >= switches.threshold:
-            asked = gate.with_ask(chat, decide.ask(lang))
             with self.stage("answer"):
-                generation = self.llm.generate([asked], max_tokens=decide.BOUND_MAX_TOKENS, schema=decide.BOUND_SCHEMA,
-                                               purpose=ANSWER)[0]
-            self.ledger.add(ANSWER, [generation])
-            reply = decide.parse(generation.text)
-            if not reply.answer and not generation.text.strip():
+                found, generations = decide.replies(self.llm, [chat], lang, self.settings.answer_stage,
+                                                    self.settings.answer_max_tokens, ANSWER)
+            self.ledger.add(ANSWER, generations)
+            reply = found[0]
+            if reply is None:
                 return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang, facts=tuple(lines),
                               fallback=EMPTY_ANSWER, timings=dict(self.timings))
         verdict = decide.decide(question, reply, answer_step.material(chat, question), switches, p_yes)
-        return Answer(text=verdict.text, context=context, lang=lang, facts=tuple(lines),
+        text, added = verdict.text, verdict.added
+        if self.settings.answer_stage == "cite" and not verdict.declined:  # its reply lists no items
+            listed = self._listed(chat, question, lang, lines)
+            text, added = (items.joined_values(text, listed, lang), tuple(listed)) if listed else (text, added)
+        return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
                       declined_by=verdict.declined_by if verdict.declined_by != decide.OWN else None,
-                      p_yes=p_yes, listed=verdict.added, quotes=verdict.held, timings=dict(self.timings))
+                      p_yes=p_yes, listed=added, quotes=verdict.held, timings=dict(self.timings))
 
     def _about_the_other(self, margin: Optional[float], lang: str) -> bool:
         """The speaker decline: the question's person matches it worse than the other one does by
