@@ -1090,8 +1090,8 @@ def main(argv=None) -> int:
     d.add_argument("--verdicts", default="", help="verdicts JSONL: how many declined answerable answers were right")
     d.add_argument("--max-false", type=float, help="the calibration rule's share of answerable prompts the gate may "
                    "decline [default: the contest's, Settings.gate_max_false]")
-    d.add_argument("--switches", default="", help="READING@PROMPTS: the bound answers' checks as a calibration "
-                   "earns them (see table --switches)")
+    d.add_argument("--switches", default="", help="READING@PROMPTS: the bound and cited answers' checks as a "
+                   "calibration earns them (see table --switches)")
     c = sub.add_parser("coverage", help="the coverage-accuracy curve of a reader's answers, the gate swept")
     c.add_argument("answers", help="a `read` file with plain answers and gate rows (bench/results/reading/)")
     c.add_argument("--verdicts", required=True, help="verdicts JSONL ({question, answer, correct})")

@@ -241,6 +241,9 @@ def test_a_cited_reply_is_the_plain_answer_with_the_cite_calls_quotes():
     # a cite reply cut by the token cap keeps its complete quotes and items
     cut = '{"quotes": ["Сестру пользователя зовут Лена.", "Муж польз'
     assert decide.cited("Лена.", cut) == reply("Лена.", "Сестру пользователя зовут Лена.")
+    # a quote's own session marker closes no list
+    cut = '{"quotes": ["[сессия 16] Сестру пользователя зовут Лена.", "[сессия 17] Муж польз'
+    assert decide.cited("Лена.", cut).quotes == ("[сессия 16] Сестру пользователя зовут Лена.",)
 
 
 def test_the_cite_call_continues_the_answer_prompt_so_its_prefix_is_the_answers():

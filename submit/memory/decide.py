@@ -99,7 +99,8 @@ def _cut(text: str):
     found: dict = {}
     head, _, rest = text.partition('"answer"')
     quotes = head.partition('"quotes"')[2]
-    found["quotes"] = [json.loads(f'"{s}"') for s in _STRING.findall(quotes.partition("]")[0])]
+    # every complete string up to the answer is a quote (a quote's own «[сессия 16]» ends no list)
+    found["quotes"] = [json.loads(f'"{s}"') for s in _STRING.findall(quotes)]
     answer = _STRING.search(rest.partition(":")[2]) if rest else None
     if answer:
         found["answer"] = json.loads(f'"{answer.group(1)}"')
