@@ -327,7 +327,7 @@ def test_a_turns_later_lines_belong_to_its_line_in_the_material():
     # every noun outside the asked phrase: the wife's lines, the excerpt that names her too
     ("Как зовут мою жену?", [("жена", "Жену пользователя зовут Людмила.")]),
     ("Сколько лет моей маме?", [("Выдержки из диалогов", "Пользователь: моей маме в мае исполнилось 60")]),
-    # «сестрёнка» is the sister (`_mentions`' five letters)
+    # «сестрёнка» is the sister (`mentions_any`' five letters)
     ("Сколько лет моей сестре?", [("Выдержки из диалогов", "Пользователь: сестрёнке в июне будет 12")]),
     # both nouns or none: no line is about the friend's dog
     ("Как зовут собаку моего друга?", []),

@@ -162,14 +162,17 @@ _WH = frozenset("кто что какой чей где куда откуда к
 _QUOTED = re.compile(r"[«\"“„]([^»\"”“]+)(?:[»\"”“]|$)")
 
 
-def _lemmas(text: str) -> set:
+def lemmas_of(text: str) -> set:
+    """The lemmas of a text's words (`normalize_word`)."""
     return {normalize_word(w) for w in WORD.findall(text.lower())}
 
 
-def _named(text: str) -> set:
+def named_in(text: str) -> set:
+    """What a text names, by lemma: its quoted spans' words, its numerals, and every other word but
+    stop words, pointers and words for the user (session markers aside)."""
     text = _MARKER.sub(" ", text)
-    quoted = {lemma for span in _QUOTED.findall(text) for lemma in _lemmas(span)}
-    return quoted | {w for w in _lemmas(text)
+    quoted = {lemma for span in _QUOTED.findall(text) for lemma in lemmas_of(span)}
+    return quoted | {w for w in lemmas_of(text)
                      if w in _NUMERALS or not (w in STOP_RU or w in STOP_EN or w in _POINTERS or w in _THE_USER)}
 
 
@@ -191,12 +194,12 @@ def adds_nothing(answer: str, question: str) -> bool:
     (`gives_name`: «Завтра приезжает свекровь, надо прибраться» to «Как зовут мою свекровь?»). A
     small reader asked what the material lacks often writes such a sentence
     (bench/results/reading.md)."""
-    if not _lemmas(question) & _WH or asks_yes_no(question):  # «Помог ли мне совет, как …?»
+    if not lemmas_of(question) & _WH or asks_yes_no(question):  # «Помог ли мне совет, как …?»
         return False
     if asks_name(question) and not gives_name(answer):
         return True
-    named = _named(answer)
-    return not (_as_kin(named) - _as_kin(_named(question))) and not named & offered(question)
+    named = named_in(answer)
+    return not (_as_kin(named) - _as_kin(named_in(question))) and not named & offered(question)
 
 
 def asks_name(question: str) -> bool:
@@ -204,7 +207,7 @@ def asks_name(question: str) -> bool:
     a name asked «как»/«какой» of («Какое у меня отчество?»). «Кто зовёт меня в кино?» asks who."""
     if detect_lang(question) != "ru":
         return False
-    lemmas = _lemmas(question)
+    lemmas = lemmas_of(question)
     if "как" in lemmas and lemmas & _CALLS:
         return True
     return bool(lemmas & {"как", "какой"} and lemmas & _CALLED)
@@ -348,16 +351,16 @@ def someone_elses(answer: str, question: str, lines: list[tuple[str, str]]) -> b
     about, named = asked_about(question), _beyond(answer, question)
     if not about or not named:
         return False
-    holding = [(topic, found) for topic, found in ((topic, _lemmas(line)) for topic, line in lines) if found & named]
-    return bool(holding) and not any(_mentions(found | _lemmas(topic), about) for topic, found in holding)
+    holding = [(topic, found) for topic, found in ((topic, lemmas_of(line)) for topic, line in lines) if found & named]
+    return bool(holding) and not any(mentions_any(found | lemmas_of(topic), about) for topic, found in holding)
 
 
 def _beyond(answer: str, question: str) -> set:
     """What the answer names that the question does not, by lemma, and not as another form of one
-    of the question's words either (`_mentions`: kin, or the first five letters): «Коллеги
+    of the question's words either (`mentions_any`: kin, or the first five letters): «Коллеги
     советуются со мной.» to «Советуют ли мне коллеги?» names nothing beyond it."""
-    asked = _named(question)
-    return {w for w in _named(answer) - asked if not _mentions({w}, asked)}
+    asked = named_in(question)
+    return {w for w in named_in(answer) - asked if not mentions_any({w}, asked)}
 
 
 # The measures a Russian question may ask: each by the words that ask it and by its units (lemmas;
@@ -437,7 +440,7 @@ def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> b
     return any(not any(found & asked for found in measures) for measures in beside.values())
 
 
-def _mentions(words: set, about: set) -> bool:
+def mentions_any(words: set, about: set) -> bool:
     """Whether the lemmas `words` hold one of `about`: the same lemma or kin word (`_KIN`: «дочь»
     names «дочка», «папа» «отец»), or for one of five letters or more a word that starts with its
     first five (a diminutive: «сестрёнка» names «сестра»; a shorter one must match whole, «другой»
@@ -454,7 +457,7 @@ _KIN = {"дочка": "дочь", "доченька": "дочь", "сынок": 
         "братишка": "брат"}
 
 
-def _counted(lemma: str) -> bool:
+def is_count(lemma: str) -> bool:
     """A number, in digits or words: a count or an age the reader may have worked out («двое»
     from two names, «35 лет» from a year of birth), so not held against the material."""
     return any(ch.isdigit() for ch in lemma) or lemma in _NUMERALS or "NUMR" in morph().parse(lemma)[0].tag
@@ -462,16 +465,16 @@ def _counted(lemma: str) -> bool:
 
 def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     """The answer's value stands nowhere in the material: it names something the question does not,
-    numbers aside (`_counted`), and not one of those words stands in a material line or topic, by
+    numbers aside (`is_count`), and not one of those words stands in a material line or topic, by
     lemma or first five letters. «Хорька зовут Марсель.» where no line has «Марсель». The other half of
     `unrelated`, which leaves a value standing nowhere alone. Russian only: an English reader's
     answer is more often put in its own words («likely», a worked-out date)."""
     if detect_lang(question) != "ru":
         return False
-    named = {w for w in _beyond(answer, question) if not _counted(w)}
+    named = {w for w in _beyond(answer, question) if not is_count(w)}
     if not named:
         return False
-    return not _mentions({w for topic, line in lines for w in _lemmas(f"{topic} {line}")}, named)
+    return not mentions_any({w for topic, line in lines for w in lemmas_of(f"{topic} {line}")}, named)
 
 
 # The second look (Settings.second_look): an answer a call-free rule or the reader declines is asked
@@ -484,7 +487,7 @@ def focus(question: str, lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The material lines (with their topic) about what a Russian question names: those that mention
     every noun outside the asked phrase («Как зовут попугая моего дяди?»: «попугай» and «дядя»), or
     where it has none, one of the asked phrase's («Какой мой любимый цветок?»: «цветок»), by lemma
-    or first five letters (`_mentions`); at most `FOCUS_MAX_LINES`, in the material's order. Empty
+    or first five letters (`mentions_any`); at most `FOCUS_MAX_LINES`, in the material's order. Empty
     for English, or a question without nouns."""
     if detect_lang(question) != "ru":
         return []
@@ -494,7 +497,7 @@ def focus(question: str, lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
     if not any(wanted):
         return []
     found = [(topic, line) for topic, line in lines
-             if all(_mentions(_lemmas(f"{topic} {line}"), need) for need in wanted)]
+             if all(mentions_any(lemmas_of(f"{topic} {line}"), need) for need in wanted)]
     return found[:FOCUS_MAX_LINES]
 
 
@@ -545,18 +548,18 @@ def holds_up(answer: str, question: str, lines: list[tuple[str, str]], verbs: bo
       зовут моего младшего брата?»: «Старшего брата зовут Глеб» is not him); with `verbs`, each of
       the question's verbs too (`_verbs`: «недолюбливаю»)."""
     if (says_no_info(answer) or adds_nothing(answer, question) or unrelated(answer, question, lines)
-            or _lemmas(answer) & _DENIES or _LABEL.match(answer)):
+            or lemmas_of(answer) & _DENIES or _LABEL.match(answer)):
         return False
-    named = _named(answer) - _named(question)
-    said = [_lemmas(_SESSION.sub(" ", f"{topic} {_LABEL.sub('', line)}")) for topic, line in lines]
-    numbers = {w for w in named if _counted(w)}
+    named = named_in(answer) - named_in(question)
+    said = [lemmas_of(_SESSION.sub(" ", f"{topic} {_LABEL.sub('', line)}")) for topic, line in lines]
+    numbers = {w for w in named if is_count(w)}
     others = named - numbers
-    if not (all(any(_mentions(words, {n}) for words in said) for n in numbers)
-            and (any(_mentions(words, others) for words in said) if others else numbers)):
+    if not (all(any(mentions_any(words, {n}) for words in said) for n in numbers)
+            and (any(mentions_any(words, others) for words in said) if others else numbers)):
         return False
-    holding = [words for words in said if _mentions(words, others or numbers)]
+    holding = [words for words in said if mentions_any(words, others or numbers)]
     needs = [*_asked_of(question), *({verb} for verb in (_verbs(question) if verbs else ()))]
-    return all(any(_mentions(words, need) for words in holding) for need in needs if need)
+    return all(any(mentions_any(words, need) for words in holding) for need in needs if need)
 
 
 def _verbs(question: str) -> set:

@@ -175,7 +175,7 @@ def no_number(question: str, answer: str) -> bool:
     """A question asking a measure («Сколько лет …?», «Какой у меня оклад?»: `answer.asked_measures`)
     answered without any number («Собака пользователя — кобель.») says nothing of what it asks."""
     return bool(answer_step.asked_measures(question)) and not any(
-        answer_step._counted(w) for w in answer_step._lemmas(answer))
+        answer_step.is_count(w) for w in answer_step.lemmas_of(answer))
 
 
 def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
@@ -211,8 +211,8 @@ def others_only(question: str, held: list) -> bool:
     excerpts' lines are the user's own words, which name their owner in no fixed way."""
     if detect_lang(question) != "ru" or answer_step.asked_about(question):
         return False
-    asked = answer_step._named(question)
-    return all(any(not answer_step._mentions({person}, asked) for person in _owned_people(line))
+    asked = answer_step.named_in(question)
+    return all(any(not answer_step.mentions_any({person}, asked) for person in _owned_people(line))
                for _, line in held)
 
 
@@ -242,7 +242,7 @@ def _owners(line: str, about: set) -> list:
     out = []
     for i, word in enumerate(words):
         lemma = morph().parse(word.lower())[0].normal_form.replace("ё", "е")
-        if not answer_step._mentions({lemma}, about):
+        if not answer_step.mentions_any({lemma}, about):
             continue
         after = morph().parse(words[i + 1])[0] if i + 1 < len(words) else None
         other = (after is not None and "gent" in after.tag and not after.normal_form.startswith("пользовател")
