@@ -187,7 +187,7 @@ def read_cite(server, row: dict, lang: str, first: dict) -> dict:
     where the plain answer says no information itself (the contest asks none); `draft` is the
     plain reply the call followed, `raw` the cite reply `decide.cited` replays."""
     draft = first.get("raw") or first["answer"]
-    if not first["answer"] or answer_step.says_no_info(first["answer"]):
+    if not bound.asks_cite(draft):
         return {"answer": first["answer"], "draft": draft, "raw": "", "quotes": []}
     chat = bound.cite_chat(row["messages"], draft, lang)
     reply = ask(server, chat_body(chat, bound.CITE_MAX_TOKENS, bound.CITE_SCHEMA))
@@ -466,16 +466,16 @@ def calibrated_switches(spec: str) -> tuple[dict, str]:
     rows = rows_of([reading])
     prompts = {r["id"]: r for r in prompt_rows([prompt_spec])}
     gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
+    threshold = None
+    if gates:  # the gate's, by the contest's rule: the same for every way's checks
+        lang = answer_step.detect_lang(rows[0]["question"])  # one calibration set, one language
+        rule = the_rule(lang, [(i, bool(prompts[i]["answerable"]), p) for i, p in gates.items() if i in prompts])
+        threshold = rule.threshold if rule.on else None
     found, notes = {}, []
     for way in REPLIED:
         replies = [r for r in rows if r.get("way") == way and r["id"] in prompts]
         if not replies:
             continue
-        threshold = None
-        if gates:
-            lang = answer_step.detect_lang(replies[0]["question"])
-            rule = the_rule(lang, [(i, bool(prompts[i]["answerable"]), p) for i, p in gates.items() if i in prompts])
-            threshold = rule.threshold if rule.on else None
         calibration = [bound.Calibrated.of(prompts[r["id"]], reply_of(r), gates.get(r["id"])) for r in replies]
         found[way] = bound.switch(calibration, threshold)
         notes.append(f"{way}: checks switched on {reading} ({len(replies)} replies): " + "; ".join(

@@ -50,8 +50,7 @@ def chats(row: dict, stage: str = "rules", draft: str = "") -> dict:
     if stage == "bound":
         return {"bound": with_ask(row["messages"], bound.ask(lang))}
     if stage == "cite":
-        asked = answer_step.clean_answer(draft) and not answer_step.says_no_info(draft)
-        return {"cite": bound.cite_chat(row["messages"], draft, lang)} if asked else {}
+        return {"cite": bound.cite_chat(row["messages"], draft, lang)} if bound.asks_cite(draft) else {}
     out = {"plain": row["messages"]}
     if stage == "rules" and list_step.several(row["question"]):
         out.update({way: list_ask(row, way, lang) for way in LISTS})

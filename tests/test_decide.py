@@ -234,6 +234,9 @@ def test_a_cited_reply_is_the_plain_answer_with_the_cite_calls_quotes():
     read = decide.cited("Вы работаете бухгалтером.", cite)
     assert read == reply("Вы работаете бухгалтером.", "Пользователь работает бухгалтером.")
     assert decide.decide("Кем я работаю?", read, LINES, ALL).text == "Вы работаете бухгалтером."
+    # no cite is asked of an empty answer or the reader's own decline, a lead-in before it too
+    assert decide.asks_cite("Вы работаете бухгалтером.")
+    assert not any(decide.asks_cite(d) for d in ("", "  ", NO, "Ответ: У меня нет такой информации."))
     # no cite call (the reader declined itself) or an unreadable one: the draft without quotes
     assert decide.cited(NO, "") == reply(NO)
     assert decide.decide("Кем я работаю?", decide.cited(NO, ""), LINES, ALL).declined_by == decide.OWN

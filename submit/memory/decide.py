@@ -59,6 +59,14 @@ def cite_chat(chat: list, draft: str, lang: str) -> list:
                    {"role": "user", "content": prompts.text("answer", lang, "cite")}]
 
 
+def asks_cite(draft: str) -> bool:
+    """Whether the cited stage asks for the lines of this plain answer: not where, cleaned
+    (`answer.clean_answer`), it is empty or the reader's own "no information", which `decide`
+    declines as the reader's own whatever it would quote."""
+    text = answer_step.clean_answer(draft)
+    return bool(text) and not answer_step.says_no_info(text)
+
+
 def cited(draft: str, raw: str) -> Reply:
     """The reply of the cited stage: the plain `draft` as its answer, with the quotes of the cite
     call's `raw` reply (`parse`)."""
@@ -124,8 +132,7 @@ def replies(llm, chats: Sequence[list], lang: str, stage: str, draft_tokens: int
                             schema=BOUND_SCHEMA, purpose=purpose)
         return [parse(g.text) if g.text.strip() else None for g in made], made
     drafts = llm.generate(list(chats), max_tokens=draft_tokens, purpose=purpose)
-    asked = [i for i, g in enumerate(drafts)
-             if answer_step.clean_answer(g.text) and not answer_step.says_no_info(g.text)]
+    asked = [i for i, g in enumerate(drafts) if asks_cite(g.text)]
     cites = llm.generate([cite_chat(chats[i], drafts[i].text, lang) for i in asked], max_tokens=CITE_MAX_TOKENS,
                          schema=CITE_SCHEMA, purpose=purpose)
     raw = dict(zip(asked, (g.text for g in cites)))

@@ -307,7 +307,8 @@ class DialogueMemory:
         text, added = verdict.text, verdict.added
         if self.settings.answer_stage == "cite" and not verdict.declined:  # its reply lists no items
             listed = self._listed(chat, question, lang, lines)
-            text, added = (items.joined_values(text, listed, lang), tuple(listed)) if listed else (text, added)
+            if listed:
+                text, added = items.joined_values(text, listed, lang), tuple(listed)
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
                       declined_by=verdict.declined_by if verdict.declined_by != decide.OWN else None,
                       p_yes=p_yes, listed=added, quotes=verdict.held, timings=dict(self.timings))
