@@ -278,6 +278,8 @@ def prompt_rows(name: str, args) -> tuple[list, dict]:
     catch = Catch()
     model = contest_model(None if args.no_facts else facts, catch, args.time_budget, args.embedder, args.cache_dir,
                           {"memory.versions_check": not args.no_check,
+                           # the prompt is all it keeps: no calibration pass asks its 64 prompts first
+                           "memory.gate": "off",
                            "memory.context_chars": args.context_chars or benchmarks.get(dataset).context_chars})
     rows = []
     for record in tqdm(records(name, args.shard, args.only, args.skip), desc=name, unit="record"):

@@ -13,7 +13,7 @@ Prompt files come from `bench/prompts.py` (`{"id", "question", "gold", "question
 "messages"}`: retrieval and facts held fixed). Two readers write rows, one per prompt (and way),
 appended as they finish (resumable), so every table made from them replays without the model:
 - `answer` asks any LLM (a local_eval spec) each prompt, then right after it the abstention check
-  both ways (`submit/prompts/abstain.*.yaml`: "before" the answer, "after" of the draft), which
+  both ways (`bench/asks/abstain.*.yaml`, the rule pile's: "before" the answer, "after" of the draft), which
   share the prompt's material, so a prefix cache reads it once: `answer`, `found_before`,
   `found_after`;
 - `read` asks the local model through its server in each way (`WAYS`: the prompt as the contest
@@ -49,6 +49,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional, Sequence
 
+from bench import rule_pile  # the stage before the cited one, replayed from its recordings
 from local_eval import jsonl
 from submit.memory import answer as answer_step
 from submit.memory import decide as bound
@@ -101,10 +102,10 @@ def read_prompt(llm, row: dict, ask: str = "", checks: bool = True) -> dict:
         if mode == "after" and text == answer_step.NO_INFO[lang]:
             found[mode] = None  # nothing to check: the reader declined itself
             continue
-        check = answer_step.abstain_ask(lang, mode, text, peer(row["messages"]))
-        reply = llm.generate([with_ask(row["messages"], check)], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
-                             schema=answer_step.ABSTAIN_SCHEMA, purpose="abstain")[0]
-        found[mode] = answer_step.material_holds(reply.text)
+        check = rule_pile.abstain_ask(lang, mode, text, peer(row["messages"]))
+        reply = llm.generate([with_ask(row["messages"], check)], max_tokens=rule_pile.ABSTAIN_MAX_TOKENS,
+                             schema=rule_pile.ABSTAIN_SCHEMA, purpose="answer")[0]
+        found[mode] = rule_pile.material_holds(reply.text)
     return {"id": row["id"], "question": row["question"], "gold": row["gold"], "question_type": row["question_type"],
             "answer": text, **{f"found_{mode}": v for mode, v in found.items()}, "prompt_tokens": draft.prompt_tokens,
             "seconds": round(time.perf_counter() - start, 1)}
@@ -237,8 +238,8 @@ def read_second(server, row: dict, lang: str, first: Optional[str]) -> dict:
     focused = looked_at(row, first)
     if not focused:
         return {"answer": None, "lines": 0}
-    reply = ask(server, chat_body(answer_step.focused_prompt(row["messages"], row["question"], focused),
-                                  answer_step.SECOND_LOOK_MAX_TOKENS))
+    reply = ask(server, chat_body(rule_pile.focused_prompt(row["messages"], row["question"], focused),
+                                  rule_pile.SECOND_LOOK_MAX_TOKENS))
     raw = reply["choices"][0]["message"]["content"] or ""
     return {"answer": answer_step.clean_answer(raw), "lines": len(focused), "raw": raw, "usage": reply.get("usage", {})}
 
@@ -250,7 +251,7 @@ def looked_at(row: dict, first: Optional[str]) -> list:
     lines = answer_step.material(row["messages"], row["question"])
     if not first or not (answer_step.says_no_info(first) or any(rules_decline(first, row["question"], lines))):
         return []
-    return answer_step.focus(row["question"], lines)
+    return rule_pile.focus(row["question"], lines)
 
 
 def rules_decline(text: str, question: str, lines: list) -> tuple[bool, bool, bool]:
@@ -826,9 +827,9 @@ def second_looked(rows: list, material: Optional[dict]) -> dict:
         if prompt is None:
             continue
         key = (r["file"], r.get("set"), r["id"])
-        focused = answer_step.focus(r["question"], answer_step.material(prompt["messages"], r["question"]))
+        focused = rule_pile.focus(r["question"], answer_step.material(prompt["messages"], r["question"]))
         own = answer_step.says_no_info(firsts.get(key) or "")
-        out[key] = answer_step.second_answer(r["answer"], r["question"], focused, overrules=own)
+        out[key] = rule_pile.second_answer(r["answer"], r["question"], focused, overrules=own)
     return out
 
 

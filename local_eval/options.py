@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Optional
 
 from submit.config import Config, replaced, value_at
-from submit.memory.answer import ABSTAIN_MODES
+from submit.memory.decide import STAGES
 from submit.memory.gate import MODES as GATE_MODES
 from submit.memory.items import MODES as LIST_MODES
 
@@ -173,18 +173,15 @@ OPTIONS = (
     Option("versions_check", bool, "ask of each version link whether the later fact really replaces the earlier "
            "(docs/evaluating.md) [default: {default}, as in the contest]", ON_OFF, ANSWER, True,
            path="memory.versions_check", default=TREE),
-    Option("answer_stage", str, "the answer stage: 'rules' (the plain answer, the word rules, the second look and "
-           "the list asks), 'bound' (one answer bound to its quotes) or 'cite' (the plain answer, then the lines it "
-           "rests on), the last two with the checks this run's reader earns on the calibration set: "
-           "submit/memory/decide.py; its answers to the 64 calibration prompts are asked once per run, replayed from "
-           "a cache: store after) [default: {default}, as in the contest]",
-           {"choices": ("rules", "bound", "cite")}, ANSWER, True, path="memory.answer_stage", default=TREE),
-    Option("abstain", str, "the abstention check: one yes/no call on the answer prompt's material, before the "
-           "answer or of its draft; a clear no declines [default: {default}, as in the contest]",
-           {"choices": ABSTAIN_MODES}, ANSWER, True, path="memory.abstain", default=TREE),
+    Option("answer_stage", str, "the answer stage (submit/memory/decide.py): 'cite', the plain answer, then the "
+           "lines it rests on, or 'bound', one answer bound to its quotes; either with the checks this run's reader "
+           "earns on the calibration set (its answers to the 64 calibration prompts are asked once per run, "
+           "replayed from a cache: store after; with --gate off every check is on) [default: {default}, as in the "
+           "contest]",
+           {"choices": STAGES}, ANSWER, True, path="memory.answer_stage", default=TREE),
     Option("gate", str, "the decline gate: the reader's one-token P(yes) that the material holds the answer, "
            "declined below the threshold this run's calibration chose on the shipped calibration set "
-           "(summary.json -> gate); quote: first the line holding the answer, then P(yes) of that line "
+           "(summary.json -> gate), and which answer checks are on; off: no calibration pass, every check on "
            "[default: calibrated, as in the contest; off for a llama: reader, whose "
            "64 calibration calls take an hour or more on a CPU]",
            {"choices": GATE_MODES}, ANSWER, True, path="memory.gate"),
@@ -193,30 +190,14 @@ OPTIONS = (
            ".cache/calibration (a replay store recorded without it has no replies for its 64 prompts) "
            "[default: none, as in the contest: the gate is off in English]",
            {"metavar": "DIR"}, ANSWER, True, path="memory.calibration_dir", default=TREE),
-    Option("decline_empty", bool, "decline an answer that names nothing the question does not (no call) "
-           "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.decline_empty",
-           default=TREE),
-    Option("decline_unrelated", bool, "decline a Russian answer whose value stands in the material only in lines "
-           "about someone other than the one the question asks about (no call) [default: {default}, as in the "
-           "contest]", ON_OFF, ANSWER, True, path="memory.decline_unrelated", default=TREE),
-    Option("decline_ungrounded", bool, "decline a Russian answer whose value (numbers aside) stands nowhere in the "
-           "material (no call) [default: {default}, as in the contest]", ON_OFF, ANSWER, True,
-           path="memory.decline_ungrounded", default=TREE),
-    Option("second_look", bool, "ask an answer one of the three call-free rules declines, or the reader's own "
-           "\"no information\", once more, of the material lines about what the question names, and keep it where "
-           "it stands on them (Russian; one call of at most 40 tokens, none where no line is about it) "
-           "[default: {default}, as in the contest]",
-           ON_OFF, ANSWER, True, path="memory.second_look", default=TREE),
     Option("decline_speaker", bool, "in a chat between two named people, decline a question about one of them "
            "whose turns match it worse than the other's by more than the calibrated margin (no call; needs a "
            "calibration set with recorded margins: --calibration-dir) [default: {default}, as in the contest]",
            ON_OFF, ANSWER, True, path="memory.decline_speaker", default=TREE),
-    Option("lists", str, "lists: 'select' judges each fact shown to the answer step against the question "
-           "(one batched one-token call; where two or more are kept, the reader sees only those and the values it "
-           "leaves out are joined to its answer); 'list' asks the reader, for a Russian question whose form asks "
+    Option("lists", str, "lists: 'list' asks the reader, for a Russian question whose form asks "
            "for several things, to list the items of the facts shown (one batch of two asks: the facts as shown "
-           "and each topic's latest first), and joins those its answer leaves out [default: {default}, as in the "
-           "contest]",
+           "and each topic's latest first), and joins those a cited answer that stands leaves out "
+           "[default: {default}, as in the contest]",
            {"choices": LIST_MODES}, ANSWER, True, path="memory.lists", default=TREE),
     Option("facts", bool, "extract facts and show them to the answer step; off answers from the excerpts alone "
            "[default: {default}, as in the contest]", ON_OFF, ANSWER, True, path="memory.facts", default=TREE),
@@ -314,7 +295,7 @@ def parse_args(argv=None) -> Options:
 
 
 def written(argv) -> frozenset:
-    """The options written on the command line, whatever their value (`--abstain off` as much as `--abstain on`)."""
+    """The options written on the command line, whatever their value (`--facts on` as much as `--facts off`)."""
     flags = {row.flag: row.name for row in OPTIONS}
     tokens = [t.split("=")[0] for t in (sys.argv[1:] if argv is None else argv)]
     return frozenset(flags[t] for t in tokens if t in flags)

@@ -3,8 +3,8 @@ language it is asked in (before the first answer's ceiling starts).
 
 - The decline gate's threshold: the model's one-token P(yes) over the set (`gate.calibrate`).
 - The speaker decline's margin, from the set's recorded margins (no model asked).
-- In the bound stage, which answer checks are on (`decide.switch`): the model's bound answers to
-  the set, asked in one batched call.
+- Which answer checks are on (`decide.switch`): the model's answers to the set as the stage asks
+  them, in one batched call a step.
 
 Where `Settings.calibration_cache` names a folder, each calibration is kept there per model, set,
 stage and asks, and the next run of the same model takes it instead of asking again (a CPU reader
@@ -31,9 +31,10 @@ log = logging.getLogger("gigamemory")
 
 class Calibrator:
     """Per language: `calibrations` (the gate's, as found), `thresholds` (where it is on),
-    `speaker_calibrations` and `speaker_thresholds`, `switches` (the bound stage's checks); the
-    dialogue memories share the last three. `llm` is the backend as built (its name and whether it
-    gives logprobs), `guarded` the same behind the run's guard, which the calls go through."""
+    `speaker_calibrations` and `speaker_thresholds`, `switches` (the answer checks, the gate's
+    threshold among them); the dialogue memories share the last two. `llm` is the backend as built
+    (its name and whether it gives logprobs), `guarded` the same behind the run's guard, which the
+    calls go through."""
 
     def __init__(self, llm: LLM, guarded: LLM, embedder: Embedder, settings: Settings):
         self.llm, self._llm, self.embedder, self.settings = llm, guarded, embedder, settings
@@ -71,7 +72,7 @@ class Calibrator:
             self.thresholds[lang] = found.threshold
 
     def _calibrate_now(self, lang: str) -> None:
-        """The gate's calibration and, in the bound stage, the checks', asked of the model now."""
+        """The gate's calibration and the checks', asked of the model now."""
         try:
             found = self._calibration(lang)
         except StopRun:
@@ -83,18 +84,17 @@ class Calibrator:
         log.info("gigamemory: decline gate (%s) %s: %s; threshold %s, AUC %s over %d calls; scores %s",
                  lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
                  [[i, a, p] for i, a, p in found.scores])
-        if self.settings.answer_stage in decide.STAGES:
-            try:
-                switches = self._switches(lang, found)
-            except StopRun:
-                raise
-            except Exception as error:  # no calibration, no check earned: the reader's own answers stand
-                log.exception("gigamemory: the answer checks' calibration failed")
-                switches = decide.Switches(frozenset(), None, {"checks": f"off: calibration failed: "
-                                                                         f"{type(error).__name__}: {error}"})
-            self.switches[lang] = switches
-            log.info("gigamemory: answer checks (%s): %s", lang,
-                     "; ".join(f"{name} {said}" for name, said in switches.why.items()))
+        try:
+            switches = self._switches(lang, found)
+        except StopRun:
+            raise
+        except Exception as error:  # no calibration, no check earned: the reader's own answers stand
+            log.exception("gigamemory: the answer checks' calibration failed")
+            switches = decide.Switches(frozenset(), None, {"checks": f"off: calibration failed: "
+                                                                     f"{type(error).__name__}: {error}"})
+        self.switches[lang] = switches
+        log.info("gigamemory: answer checks (%s): %s", lang,
+                 "; ".join(f"{name} {said}" for name, said in switches.why.items()))
 
     def _kept(self, lang: str) -> Optional[Path]:
         """Where this model's calibration on this set is kept (`Settings.calibration_cache`), named by
@@ -116,19 +116,17 @@ class Calibrator:
         data = json.loads(kept.read_text(encoding="utf-8"))
         found = data["gate"]
         self.calibrations[lang] = gate.Calibration(**{**found, "scores": tuple(tuple(s) for s in found["scores"])})
-        if data.get("switches") is not None:
-            said = data["switches"]
-            self.switches[lang] = decide.Switches(frozenset(said["on"]), said["threshold"], said["why"])
+        said = data["switches"]
+        self.switches[lang] = decide.Switches(frozenset(said["on"]), said["threshold"], said["why"])
         log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.name, kept)
 
     def _keep(self, lang: str, kept: Path) -> None:
         """The calibration written where the next run of the same model on the same set finds it; a
         failed calibration is not kept (the next run tries again)."""
-        found, switches = self.calibrations[lang], self.switches.get(lang)
-        if "calibration failed" in found.why or (switches and "calibration failed" in str(switches.why)):
+        found, switches = self.calibrations[lang], self.switches[lang]
+        if "calibration failed" in found.why or "calibration failed" in str(switches.why):
             return
-        said = None if switches is None else {"on": sorted(switches.on), "threshold": switches.threshold,
-                                              "why": switches.why}
+        said = {"on": sorted(switches.on), "threshold": switches.threshold, "why": switches.why}
         try:
             kept.parent.mkdir(parents=True, exist_ok=True)
             kept.write_text(json.dumps({"model": self.llm.name, "gate": found.as_dict(), "switches": said},
@@ -180,7 +178,6 @@ class Calibrator:
             return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where} "
                                                  f"(tools/calibration.py --lang {lang} builds one)")
         items = gate.load_set(path)
-        found, _ = gate.read(self._llm, [item["messages"] for item in items], [item["question"] for item in items],
-                             lang, settings.gate, CALIBRATE)
+        found, _ = gate.read(self._llm, [item["messages"] for item in items], lang, CALIBRATE)
         scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
         return gate.calibrate(lang, scores, **gate.rule_of(settings))

@@ -14,11 +14,10 @@ Environment variables (read only by `Config.from_env`; `ENV` maps each to its fi
   GIGAMEMORY_EXPECTED_DIALOGUES  dialogues the time budget plans for (default: 1200)
   GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
   GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
-  GIGAMEMORY_ANSWER_STAGE  the answer stage: rules | bound   (default: rules; memory/decide.py)
-  GIGAMEMORY_ABSTAIN   the abstention check: off | before | after   (default: off)
-  GIGAMEMORY_GATE      the decline gate: off | calibrated | quote   (default: calibrated: the run's own model
-                       sets its threshold on the shipped calibration set, submit/memory/gate.py)
-  GIGAMEMORY_LISTS     lists: off | select | list   (default: list; submit/memory/items.py)
+  GIGAMEMORY_ANSWER_STAGE  the answer stage: cite | bound   (default: cite; memory/decide.py)
+  GIGAMEMORY_GATE      the decline gate: off | calibrated   (default: calibrated: the run's own model sets
+                       its threshold, and which answer checks are on, on the shipped calibration set)
+  GIGAMEMORY_LISTS     lists: off | list   (default: list; submit/memory/items.py)
   GIGAMEMORY_VLLM_MAX_MODEL_LEN  the vLLM engine's context in tokens (default: 131072, GigaChat's);
                        a rehearsal on CPU with a small model lowers it (docs/vllm_cpu.md)
 """
@@ -89,7 +88,7 @@ class Config:
 
 # The contest's environment: variable -> the field it sets (a dotted path in the tree).
 ENV = {"GIGAMEMORY_LLM": "llm", "GIGAMEMORY_EMBEDDER": "embedder",
-       "GIGAMEMORY_CONTEXT_CHARS": "memory.context_chars", "GIGAMEMORY_ABSTAIN": "memory.abstain",
+       "GIGAMEMORY_CONTEXT_CHARS": "memory.context_chars",
        "GIGAMEMORY_GATE": "memory.gate", "GIGAMEMORY_ANSWER_STAGE": "memory.answer_stage",
        "GIGAMEMORY_LISTS": "memory.lists",
        "GIGAMEMORY_EXPECTED_DIALOGUES": "budget.expected_dialogues", "GIGAMEMORY_BUDGET_HOURS": "budget.hours",

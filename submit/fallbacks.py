@@ -4,20 +4,20 @@ counts, named once.
 `FAILED` are the reasons that mean something failed, so the answer did not come from the LLM
 (local_eval marks such a record incomplete and runs it again); the others are the model's own
 doing or the time budget's (`budget_level_N`, `EMPTY_ANSWER`), or a backend that started in
-place of the one asked for. Called by `model_inference`, `memory.dialogue` and local_eval's
-`scoring`.
+place of the one asked for. Called by `model_inference` and local_eval's `scoring`; the two
+reasons an answer record carries itself are the memory's (`memory.dialogue`).
 """
 from __future__ import annotations
+
+from .memory.dialogue import MEMORY_ANSWER  # the memory's own: why an Answer came without the reader
 
 WRITE_ERROR = "write_error"  # a pair could not be written
 RAW_EVIDENCE = "raw_evidence"  # the answer with facts failed; answered from the excerpts alone
 CEILING = "ceiling"  # the answer passed its hard ceiling
 NO_INFORMATION = "no_information"  # the safe "no information" reply
-MEMORY_ANSWER = "memory_answer"  # answered from memory, without the LLM
 BREAKER_OPEN = "breaker_open"  # the LLM kept failing and was skipped
 ENGINE_BUSY = "engine_busy"  # an exclusive engine was still held by abandoned work
 ANSWER_ERROR = "answer_error"  # the answer's work raised
-EMPTY_ANSWER = "empty_answer"  # the LLM's reply held no answer
 CLEAR_ERROR = "clear_error"  # clear_memory failed (the dialogue stays in memory)
 LLM_FALLBACK = "llm_fallback"  # the LLM asked for did not start; another answers
 EMBEDDER_FALLBACK = "embedder_fallback"  # an embedder failed to load; the next one embeds

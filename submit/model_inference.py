@@ -112,8 +112,8 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _memory(self, key: str) -> DialogueMemory:
         if key not in self.memories:
-            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory, self.thresholds,
-                                                self.speaker_thresholds, self.switches)
+            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory, self.switches,
+                                                self.speaker_thresholds)
             self._busy[key] = threading.Lock()
         return self.memories[key]
 
@@ -299,19 +299,11 @@ class SubmitModelWithMemory(ModelWithMemory):
                 "checks": self._checks_stats(trace.lang)}
 
     def _checks_stats(self, lang: str) -> Optional[dict]:
-        """The bound stage's checks this run's calibration turned on for `lang`, and why each is on or off."""
+        """The answer checks this run's calibration turned on for `lang`, and why each is on or off."""
         switches = self.switches.get(lang)
         if switches is None:
             return None
         return {"lang": lang, "on": sorted(switches.on), "threshold": switches.threshold, "why": dict(switches.why)}
-
-    def _items_stats(self, key: str) -> Optional[list]:
-        """The last answer's list judge: each fact it read with its P(yes) and whether it was kept."""
-        trace = self.traces.get(key)
-        if trace is None or not trace.items:
-            return None
-        return [{"fact": fact, "p_yes": None if p is None else round(p, 4), "kept": keep}
-                for fact, p, keep in trace.items]
 
     def memory_stats(self, dialogue_id: str) -> Optional[dict]:
         key = clean_text(dialogue_id)
@@ -324,10 +316,10 @@ class SubmitModelWithMemory(ModelWithMemory):
             return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
                     "extraction": dict(memory.extraction), "facts": len(memory.facts),
                     "turns": len(memory.store.turns), "sessions": memory.store.session_count, "budget": budget,
-                    "gate": self._gate_stats(key), "items": self._items_stats(key),
+                    "gate": self._gate_stats(key),
                     "declined": trace.declined_by if (trace := self.traces.get(key)) else None,
-                    "second_look": trace.second_look if trace else None,
-                    "listed": list(trace.listed) if trace and trace.listed else None}
+                    "listed": list(trace.listed) if trace and trace.listed else None,
+                    "quotes": [line for _, line in trace.quotes] if trace and trace.quotes else None}
         except RuntimeError:  # an abandoned worker changed the ledger while it was read
             log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])
             return None

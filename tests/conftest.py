@@ -87,12 +87,48 @@ def copy_checkout(dest: Path) -> Path:
     return dest / "repo"
 
 
+def citing_llm(replies=()):
+    """The tests' scripted reader (`ScriptedLLM`) that cites as a careful reader does: the cited
+    stage's second call (its cite ask, `decide.CITE_SCHEMA`) is answered by the reader itself, never
+    from the test's queue, with the material line that shares the most words with its draft (none
+    where no line shares one). A test of the answer path scripts its drafts only; one of the cite
+    call scripts its replies on a plain ScriptedLLM."""
+    from submit.memory import answer, decide
+    from submit.memory.llm import Generation, ScriptedLLM
+
+    class CitingLLM(ScriptedLLM):
+        def _one(self, chat, max_tokens, schema):
+            if schema != decide.CITE_SCHEMA:
+                return super()._one(chat, max_tokens, schema)
+            self.history.append((chat, max_tokens, schema))
+            draft = answer.lemmas_of(chat[-2]["content"])
+            lines = [line for line in chat[-3]["content"].splitlines() if line.strip()][:-2]  # the question and ask aside
+            shared = [(len(draft & answer.lemmas_of(line)), line) for line in lines]
+            best = max(shared, default=(0, ""), key=lambda pair: pair[0])
+            text = json.dumps({"quotes": [best[1].lstrip("- ")] if best[0] else []}, ensure_ascii=False)
+            return Generation(text=text, prompt_tokens=sum(self.count_tokens(m["content"]) for m in chat),
+                              output_tokens=self.count_tokens(text))
+
+    return CitingLLM(replies)
+
+
+def answer_chat(llm) -> list:
+    """The last plain answer prompt the scripted reader was asked (no schema: not its cite ask, not
+    a list ask, not extraction)."""
+    return next(chat for chat, _, schema in reversed(llm.history) if schema is None)
+
+
 def make_model(replies=(), embedder="hash", clock=None, **config):
-    """A submission on the scripted LLM and the hash embedder: the real code path, no model."""
+    """A submission on the scripted LLM (`citing_llm`) and the hash embedder: the real code path, no
+    model. Its gate is off, so no calibration pass asks its 64 prompts of the scripted replies (and
+    every answer check is on, uncalibrated): the gate's tests build their own."""
+    import dataclasses
+
     from submit import SubmitModelWithMemory
     from submit.config import Config
-    from submit.memory.llm import ScriptedLLM
-    llm = ScriptedLLM(replies)
+    from submit.memory.dialogue import Settings
+    config["memory"] = dataclasses.replace(config.get("memory", Settings()), gate="off")
+    llm = citing_llm(replies)
     model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder=embedder, **config), llm=llm,
                                   clock=clock)
     return model, llm

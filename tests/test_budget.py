@@ -55,8 +55,8 @@ def test_a_rate_too_slow_to_extract_is_measured_again_after_ten_dialogues():
 
 class TimedLLM(ScriptedLLM):
     """A scripted LLM that "takes" `per_prompt` seconds of a fake clock for every prompt, and answers
-    every question with `answer` (by default one the rules let stand: the answer is one call; a
-    reader's "no information" is looked at again, a second call)."""
+    every question with `answer` (by default an answer, which the cited stage follows with its cite
+    ask, a second call; a reader's "no information" is one call)."""
 
     name = "timed"
     prior_seconds_per_prompt = None  # no prior: the budget has to measure it
@@ -79,7 +79,8 @@ def run_contest(per_prompt, dialogues=12, share=30.0, **answer):
     from submit.config import Config
     clock = ManualClock()
     llm = TimedLLM(clock, per_prompt, **answer)
-    config = Config(llm="scripted", embedder="hash", budget=BudgetSettings(
+    from submit.memory.dialogue import Settings
+    config = Config(llm="scripted", embedder="hash", memory=Settings(gate="off"), budget=BudgetSettings(
         hours=dialogues * share / 3600, expected_dialogues=dialogues, answer_ceiling_s=300))
     model = SubmitModelWithMemory("", config=config, llm=llm, clock=clock)
     plans = []
@@ -97,31 +98,34 @@ def run_contest(per_prompt, dialogues=12, share=30.0, **answer):
 def test_a_fast_backend_stays_at_full_extraction():
     plans, used, stats, model = run_contest(per_prompt=0.01)
     assert plans == [(TOP_TURNS, 16)] + [(FULL, 50)] * 11  # one calibration batch, then everything
-    assert list(model.llm.batches)[:4] == [6, 1, 50, 1]  # 6 of the top 16 turns pass the strict filter
-    assert round(used, 2) == 5.68 and stats["seconds_per_prompt"] == 0.01
+    assert list(model.llm.batches)[:4] == [6, 1, 1, 50]  # 6 of the top 16 turns pass the strict filter
+    assert round(used, 2) == 5.8 and stats["seconds_per_prompt"] == 0.01
     assert dict(model.fallbacks) == {}
 
 
 def test_a_slow_backend_degrades_from_the_second_dialogue_and_the_run_fits():
-    plans, used, stats, model = run_contest(per_prompt=1.0)  # FULL would take 51 s of a 30 s share
-    assert plans == [(TOP_TURNS, n) for n in (16, 31, 32, 33, 34, 36, 37, 39)] + [(STRICT, 40)] * 3 + [(FULL, 50)]
-    assert used == 12 * 30.0  # the whole budget, not a second more: the last dialogue takes what is left
-    assert stats["seconds_per_prompt"] == 1.0 and stats["overhead_s"] == 1.0
-    assert dict(model.fallbacks) == {"budget_level_2": 7, "budget_level_1": 3}
+    plans, used, stats, model = run_contest(per_prompt=1.0)  # FULL would take 52 s of a 30 s share
+    assert plans == [(TOP_TURNS, n) for n in (16, 30, 31, 32, 33, 34, 36, 38)] + [(STRICT, 40)] * 4
+    assert used == 354.0  # inside the 12 × 30 s: the last dialogue's 50 prompts would not have fitted
+    assert stats["seconds_per_prompt"] == 1.0 and stats["overhead_s"] == 2.0  # the answer and its cite
+    assert dict(model.fallbacks) == {"budget_level_2": 7, "budget_level_1": 4}
 
 
-def test_the_second_look_at_a_readers_decline_is_counted_in_the_answers_time():
+def test_the_cite_call_is_counted_in_the_answers_time_and_none_follows_the_readers_decline():
     from submit.memory.lang import NO_INFO
+    _, used, stats, model = run_contest(per_prompt=1.0)
+    assert stats["overhead_s"] == 2.0 and list(model.llm.purposes)[:4] == ["extract", "answer", "answer", "extract"]
     plans, used, stats, model = run_contest(per_prompt=1.0, answer=NO_INFO["ru"])
-    assert stats["overhead_s"] == 2.0  # the answer and its second look, one second each
-    assert list(model.llm.purposes)[:4] == ["extract", "answer", "second_look", "extract"]
-    assert used <= 12 * 30.0
+    assert stats["overhead_s"] == 1.0 and list(model.llm.purposes)[:3] == ["extract", "answer", "extract"]
+    # one second less a dialogue: the budget affords one prompt more at each level, the last one whole
+    assert plans == [(TOP_TURNS, n) for n in (16, 31, 32, 33, 34, 36, 37, 39)] + [(STRICT, 40)] * 3 + [(FULL, 50)]
+    assert used == 12 * 30.0
 
 
 def test_a_hopeless_backend_answers_without_extraction_until_it_has_time_again():
-    plans, used, _, model = run_contest(per_prompt=10.0)  # even 4 prompts and the answer take 50 s of 30
-    assert plans == [(TOP_TURNS, 16)] + [(NO_EXTRACTION, 0)] * 7 + [(TOP_TURNS, n) for n in (4, 6, 9, 18)]
-    assert used == 260.0 and list(model.llm.batches)[:6] == [6, 1, 1, 1, 1, 1]
+    plans, used, _, model = run_contest(per_prompt=10.0)  # even 4 prompts, the answer and its cite take 60 s of 30
+    assert plans == [(TOP_TURNS, 16)] + [(NO_EXTRACTION, 0)] * 9 + [(TOP_TURNS, n) for n in (4, 6)]
+    assert used == 300.0 and list(model.llm.batches)[:6] == [6, 1, 1, 1, 1, 1]
 
 
 def test_a_slow_llm_hits_the_ceiling_and_the_next_dialogue_does_not_wait_for_it():

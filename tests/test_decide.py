@@ -33,7 +33,8 @@ def test_parse_reads_the_fields_and_keeps_what_a_cut_reply_completed():
                        ensure_ascii=False)
     assert decide.parse(whole) == reply("Вы бухгалтер.", "Пользователь работает бухгалтером")
     assert decide.parse(whole[:whole.index("\"items\"") + 4]) == reply("Вы бухгалтер.", "Пользователь работает бухгалтером")
-    assert decide.parse('{"quotes": ["Пользователь работает", "и ещё') == reply(None, "Пользователь работает")
+    # a quote cut at the reply's end keeps its whole words: they stand in its line
+    assert decide.parse('{"quotes": ["Пользователь работает", "и ещё') == reply(None, "Пользователь работает", "и")
     assert decide.parse("Вы бухгалтер.") == reply("Вы бухгалтер.")  # no JSON: an answer without quotes
     assert decide.parse("") == reply(None)
 
@@ -241,12 +242,14 @@ def test_a_cited_reply_is_the_plain_answer_with_the_cite_calls_quotes():
     assert decide.cited(NO, "") == reply(NO)
     assert decide.decide("Кем я работаю?", decide.cited(NO, ""), LINES, ALL).declined_by == decide.OWN
     assert decide.cited("Вы работаете сварщиком.", "{").quotes == ()
-    # a cite reply cut by the token cap keeps its complete quotes and items
+    # a cite reply cut by the token cap keeps its quotes, the last as far as it came
     cut = '{"quotes": ["Сестру пользователя зовут Лена.", "Муж польз'
-    assert decide.cited("Лена.", cut) == reply("Лена.", "Сестру пользователя зовут Лена.")
-    # a quote's own session marker closes no list
-    cut = '{"quotes": ["[сессия 16] Сестру пользователя зовут Лена.", "[сессия 17] Муж польз'
-    assert decide.cited("Лена.", cut).quotes == ("[сессия 16] Сестру пользователя зовут Лена.",)
+    assert decide.cited("Лена.", cut) == reply("Лена.", "Сестру пользователя зовут Лена.", "Муж")
+    # a quote's own session marker closes no list, and a cut one points at its line by its words
+    cut = '{"quotes": ["[сессия 16] Сестру пользователя зовут Лена.", "[сессия 12] Пользователь работает бухгалтер'
+    read = decide.cited("Лена.", cut)
+    assert read.quotes == ("[сессия 16] Сестру пользователя зовут Лена.", "[сессия 12] Пользователь работает")
+    assert LINES[0] in decide.quoted(read, LINES)
 
 
 def test_the_cite_call_continues_the_answer_prompt_so_its_prefix_is_the_answers():

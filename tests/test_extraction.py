@@ -10,7 +10,7 @@ from submit.memory.slots import FactLine, Link, Slots, render
 from submit.memory.turns import Turn
 from models import Message
 
-from conftest import make_model
+from conftest import answer_chat, make_model
 
 
 def facts_reply(*items):
@@ -40,10 +40,11 @@ def test_every_prompt_renders_with_every_variable_filled():
                      "versions": {"topic": "T", "records": ["1. R"]},
                      "versions_check": {"earlier": "E", "later": "L"},
                      "shorten": {"question": "Q", "answer": "A"},
-                     "gate_check": {"question": "Q", "quote": "Q2"}, "items": {"question": "Q", "fact": "F"}}[task]
+                     "items": {}}[task]
         chat = prompts.render(task, lang, **variables)
         text = "\n".join(m["content"] for m in chat)
-        assert [m["role"] for m in chat] == (["user"] if task in ("gate_check", "items") else ["system", "user"])
+        # items.*.yaml holds only its named asks (`list_ask`), no chat of its own
+        assert [m["role"] for m in chat] == ([] if task == "items" else ["system", "user"])
         assert all(v in text for v in ("M", "B") if task.startswith("extract"))
         assert "{{" not in text and "{%" not in text
 
@@ -67,14 +68,14 @@ def test_an_updated_fact_is_linked_when_the_pass_says_so_and_shown_as_replaced()
     memory = model.memories["d"]
     teacher, tutor = memory.facts
     assert memory.slots.links() == [Link(teacher, tutor)] and memory.slots.current(teacher) == tutor
-    assert list(llm.batches) == [2, 1, 1, 1]  # extraction, the versions pass, its check, the answer
+    assert list(llm.batches) == [2, 1, 1, 1, 1]  # extraction, the versions pass, its check, the answer, its cite
     pass_prompt = llm.history[2][0][-1]["content"]
     assert ("1. [сессия 1] работа — Пользователь работает учителем\n"
             "2. [сессия 2] Работа — Пользователь работает репетитором") in pass_prompt
     check_prompt = llm.history[3][0][-1]["content"]
     assert check_prompt == ("Ранняя заметка: [сессия 1] Пользователь работает учителем\n"
                             "Поздняя заметка: [сессия 2] Пользователь работает репетитором")
-    prompt = llm.history[-1][0][-1]["content"]
+    prompt = answer_chat(llm)[-1]["content"]
     assert "Работа:\n- [сессия 2] Пользователь работает репетитором (раньше: «учитель», сессия 1)" in prompt
     assert "учителем" not in prompt.split("Выдержки")[0]  # the replaced statement is not a current fact
     assert model.memory_stats("d")["llm"]["by_purpose"]["versions"]["calls"] == 1
@@ -93,7 +94,7 @@ def test_a_link_the_check_turns_down_leaves_both_facts_current():
     memory = model.memories["d"]
     assert memory.slots.links() == [] and all(memory.slots.is_current(f) for f in memory.facts)
     assert memory.extraction["versions_check_rejected"] == 1
-    prompt = llm.history[-1][0][-1]["content"]
+    prompt = answer_chat(llm)[-1]["content"]
     assert "(раньше" not in prompt and "жареную картошку" in prompt and "с лисичками" in prompt
 
 
@@ -109,7 +110,7 @@ def test_an_unusable_check_reply_keeps_the_link_and_a_pair_is_asked_once():
         assert [(link.old.value, link.new.value) for link in memory.slots.links()] == [("Казань", "Пермь")], check_reply
         assert memory.extraction["versions_check_unparsable"] == 1
         model.answer_to_question("d", "Где я живу сейчас?")  # nothing new: no pass, no check again
-        assert list(llm.batches) == [2, 1, 1, 1, 1]
+        assert list(llm.batches) == [2, 1, 1, 1, 1, 1, 1]  # … and each answer, then its cite
 
 
 def test_the_check_can_be_turned_off_in_the_config():
@@ -118,7 +119,7 @@ def test_the_check_can_be_turned_off_in_the_config():
                              json.dumps({"keys": ["город", "город"]}), "В Перми."], memory=Settings(versions_check=False))
     dialogue(model, [("Живу в Казани", "Ок")], [("Переехал в Пермь", "Ок")])
     assert model.answer_to_question("d", "Где я живу?") == "В Перми."
-    assert list(llm.batches) == [2, 1, 1]  # extraction, the versions pass, the answer: no check
+    assert list(llm.batches) == [2, 1, 1, 1]  # extraction, the versions pass, the answer and its cite: no check
     assert len(model.memories["d"].slots.links()) == 1
 
 
@@ -296,7 +297,7 @@ def test_a_peer_chat_extracts_both_speakers_with_dates_and_answers_about_them_by
     model, llm = make_model([group] + ['{"facts": []}'] * 5 + ["On 7 May 2023."])
     peer_chat(model)
     model.answer_to_question("d", "When did Caroline go to the support group?")
-    assert list(llm.batches) == [6, 1]  # both speakers' six turns, then the answer (one fact: no versions)
+    assert list(llm.batches) == [6, 1, 1]  # both speakers' six turns, the answer and its cite (one fact: no versions)
     first, third = llm.history[0][0], llm.history[2][0]
     assert "the name of the person who wrote it" in first[0]["content"]
     assert "Caroline: I went to a support group yesterday [7 May 2023]." in first[-1]["content"]
@@ -304,7 +305,7 @@ def test_a_peer_chat_extracts_both_speakers_with_dates_and_answers_about_them_by
     assert "The message it answers:\nMelanie: That's brave! I painted a lake." in third[-1]["content"]
     (fact,) = model.memories["d"].facts
     assert fact.slot == "support group.Caroline"
-    answer = llm.history[-1][0]
+    answer = llm.history[-2][0]  # the answer prompt, before its cite ask
     assert "about Caroline and Melanie" in answer[0]["content"]
     assert "\nCaroline: I went to a support group yesterday [7 May 2023]." in answer[-1]["content"]
     assert "User:" not in answer[-1]["content"] and "Assistant:" not in answer[-1]["content"]

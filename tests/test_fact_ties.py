@@ -15,4 +15,4 @@ def test_a_fact_extracted_twice_still_reaches_the_answer_without_a_fallback():
     # Both keys hold the same text, so the same embedding and the same score: a tie.
     assert model.answer_to_question("d", "Где я живу?") == "Вы живёте в Томске."
     assert dict(model.fallbacks) == {}
-    assert "Пользователь живёт в Томске" in llm.history[-1][0][-1]["content"]
+    assert "Пользователь живёт в Томске" in llm.history[-2][0][-1]["content"]  # the answer prompt, before its cite ask

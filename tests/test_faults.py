@@ -15,10 +15,10 @@ from submit import SubmitModelWithMemory
 from submit.config import Config
 from submit.guard import ManualClock
 from submit.memory.budget import BudgetSettings
-from submit.memory.llm import ScriptedLLM
+from submit.memory.dialogue import Settings
 from models import Message
 
-from conftest import CEILING, HANG_GUARD, ROOT, Hang, answer_in_time, make_model
+from conftest import CEILING, HANG_GUARD, ROOT, Hang, answer_in_time, citing_llm, make_model
 
 NO_INFO = "У меня нет такой информации."
 GRACE = 0.1 * CEILING  # model_inference: an exclusive engine held by abandoned work is waited for this long
@@ -53,9 +53,9 @@ def test_abandoned_work_makes_no_further_llm_call_and_counts_nothing():
 
 def test_an_exclusive_engine_held_by_abandoned_work_is_not_entered_again():
     hang, clock = Hang(), ManualClock()
-    llm = ScriptedLLM([hang.reply()])
+    llm = citing_llm([hang.reply()])
     llm.concurrent_calls = False  # like vLLM: one generate at a time
-    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash",
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", memory=Settings(gate="off"),
                                                     budget=BudgetSettings(answer_ceiling_s=CEILING)),
                                   llm=llm, clock=clock)
     for d in "def":
@@ -86,7 +86,7 @@ def test_the_breaker_opens_after_three_ceilings_answers_from_memory_and_a_probe_
         answers.append((model.answer_to_question(str(d), "Где я живу?"), 0.0))  # the clock stood still
     assert clock() == 3 * CEILING
     assert answers == [(NO_INFO, CEILING)] * 3 + [("Я живу в Омске.", 0.0)] * 9 + [("Вы живёте в Омске.", 0.0)]
-    assert len(llm.history) == 3 + 2  # three hung extractions, then only the probe's two calls
+    assert len(llm.history) == 3 + 3  # three hung extractions, then only the probe's: extraction, answer, cite
     assert model.fallbacks == {"ceiling": 3, "no_information": 3, "breaker_open": 9, "memory_answer": 9}
     assert not model.breaker.open
     write(model, "after")
@@ -115,6 +115,7 @@ from submit import SubmitModelWithMemory
 from submit.config import Config
 from submit.guard import ManualClock
 from submit.memory.budget import BudgetSettings
+from submit.memory.dialogue import Settings
 from submit.memory.llm import ScriptedLLM
 from conftest import Hang, answer_in_time, make_model
 

@@ -9,12 +9,14 @@ from models import Message
 from submit import SubmitModelWithMemory
 from submit import prompts
 from submit.config import Config, replaced
-from submit.memory import gate, items
+from submit.memory import decide, gate, items
 from submit.memory.answer import NO_INFO, build_prompt
 from submit.memory.context import Context
 from submit.memory.embed import HashEmbedder
 from submit.memory.llm import ANSWER, CALIBRATE, GATE, ITEMS, LLM, BackendUnavailable, Generation, ScriptedLLM
 from local_eval import summary
+
+from conftest import citing_llm
 from local_eval.llms.store import CachingLLM, ReplayLLM, Store
 
 
@@ -144,6 +146,14 @@ def by_question(chat):
     return 0.9 if head(content) in CAL_ANSWERABLE else 0.2
 
 
+def reader(scores=()):
+    """The scripted reader of these tests: every answer prompt, the calibration's too, answered
+    «Вы работаете сварщиком.», cited as a careful reader cites (conftest.citing_llm)."""
+    llm = citing_llm([lambda chat: "Вы работаете сварщиком."] * 300)
+    llm.enqueue_scores(*scores)
+    return llm
+
+
 def model(llm, gate_mode="calibrated"):
     config = replaced(Config(llm="scripted", embedder="hash", time_budget=False), {"memory.gate": gate_mode, "memory.facts": False})
     m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
@@ -153,23 +163,23 @@ def model(llm, gate_mode="calibrated"):
 
 
 def test_the_contest_class_calibrates_once_and_declines_below_its_threshold():
-    llm = ScriptedLLM(["Вы работаете сварщиком."], scores=[by_question] * 200)
+    llm = reader([by_question] * 200)
     m = model(llm)
     assert m.answer_to_question("d", "Как зовут мою кошку?") == NO_INFO["ru"]
     calibration = m.calibrations["ru"]
     assert calibration.on and calibration.calls == gate.MAX_CALLS and 0.2 < calibration.threshold <= 0.9
     assert calibration.unanswerable_declined == 1.0 and calibration.answerable_declined == 0.0
     assert [p for _, p in llm.scored] == [CALIBRATE] * gate.MAX_CALLS + [GATE]
-    assert list(llm.purposes) == []  # declined by the gate: the answer was never asked
+    assert CALIBRATE in llm.purposes and ANSWER not in llm.purposes  # declined by the gate: never asked
     stats = m.memory_stats("d")["gate"]
     assert stats["gated"] and stats["p_yes"] == pytest.approx(0.1) and stats["calibration"]["on"]
     assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
     assert [p for _, p in llm.scored].count(CALIBRATE) == gate.MAX_CALLS  # once per run
-    assert list(llm.purposes) == [ANSWER] and not m.memory_stats("d")["gate"]["gated"]
+    assert list(llm.purposes).count(ANSWER) == 2 and not m.memory_stats("d")["gate"]["gated"]  # draft, cite
 
 
 def test_no_scores_turn_the_gate_off_and_the_answers_go_on():
-    llm = ScriptedLLM(["Вы работаете сварщиком."])
+    llm = reader()
     m = model(llm)
     assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
     assert not m.calibrations["ru"].on and "no readable P(yes)" in m.calibrations["ru"].why
@@ -192,16 +202,17 @@ def test_a_backend_without_logprobs_leaves_the_gate_off_and_says_so():
 
 
 def test_gate_off_in_the_config_asks_nothing():
-    llm = ScriptedLLM(["Вы работаете сварщиком."], scores=[0.0] * 100)
+    llm = reader([0.0] * 100)
     m = model(llm, gate_mode="off")
     assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
     assert list(llm.scored) == [] and m.calibrations["ru"].why == "off in the config"
+    assert CALIBRATE not in llm.purposes and m.switches["ru"].on == frozenset(decide.CHECKS)  # every check, uncalibrated
 
 
 def test_a_failing_calibration_leaves_the_gate_off_without_losing_the_answer():
     def broken(chat):
         raise RuntimeError("engine down")
-    llm = ScriptedLLM(["Вы работаете сварщиком."], scores=[broken])
+    llm = reader([broken])
     m = model(llm)
     assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
     assert m.calibrations["ru"].why == "calibration failed: RuntimeError: engine down"
@@ -246,61 +257,13 @@ def test_the_summary_counts_what_the_speaker_decline_declined():
         summary.gate_line(found)
 
 
-MATERIAL = "Факты:\n- работа: сварщик на заводе [сессия 1]\nВыдержки:\nПользователь: Я работаю сварщиком на заводе."
-
-
-def test_a_quote_counts_only_where_it_stands_in_the_material():
-    assert gate.found_quote("- Я работаю сварщиком на заводе.", MATERIAL) == "Я работаю сварщиком на заводе."
-    assert gate.found_quote("«работа: сварщик на заводе»\nещё строка", MATERIAL) == "работа: сварщик на заводе"
-    assert gate.found_quote("Я работаю врачом в больнице.", MATERIAL) is None  # made up
-    assert gate.found_quote("нет", MATERIAL) is None and gate.found_quote("No.", MATERIAL) is None
-    assert gate.found_quote("", MATERIAL) is None
-
-
-def quoting(chat):
-    """A reader that quotes the welder line where it is in the material, else says there is none."""
-    content = chat[-1]["content"]
-    return "- Я работаю сварщиком на заводе." if "сварщиком на заводе" in content.split("Вопрос")[0] else "нет"
-
-
-def test_the_quote_gate_scores_zero_without_a_quote_and_asks_p_yes_of_the_line_it_found():
-    llm = ScriptedLLM([quoting] * 2, scores=[0.8])
-    chats = [build_prompt("Кем я работаю?", Context(text=MATERIAL, turn_ids=(0,), budget=8000), "ru"),
-             build_prompt("Как зовут мою кошку?", Context(text="Пользователь: У меня есть кошка.", turn_ids=(0,),
-                                                          budget=8000), "ru")]
-    found, generations = gate.read(llm, chats, ["Кем я работаю?", "Как зовут мою кошку?"], "ru", "quote", GATE)
-    assert found == [pytest.approx(0.8), 0.0] and len(generations) == 3
-    assert [h[1] for h in llm.history] == [gate.QUOTE_MAX_TOKENS] * 2
-    check = llm.scored[0][0][-1]["content"]
-    assert "«Кем я работаю?»" in check and "«Я работаю сварщиком на заводе.»" in check
-
-
-def test_the_contest_class_calibrates_and_gates_the_same_way_in_quote_mode():
-    def quote_or_none(chat):
-        return quoting(chat) if "сварщиком" in chat[-1]["content"] else "нет"
-    llm = ScriptedLLM([quote_or_none] * gate.MAX_CALLS + ["Вы работаете сварщиком."], scores=[0.9] * 70)
-    m = model(llm, gate_mode="quote")
-    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете сварщиком."
-    calibration = m.calibrations["ru"]
-    assert calibration.calls == gate.MAX_CALLS and not calibration.on  # a reader that never quotes cannot separate
-    assert "gate" not in m.memory_stats("d") or not m.memory_stats("d")["gate"]["gated"]
-
-
 def fact_line(value, statement, turn=0):
     from submit.memory.facts import Fact
     from submit.memory.slots import FactLine
     return FactLine("спорт", Fact("спорт", value, statement, turn, 0, turn), ())
 
 
-def test_joined_adds_the_kept_values_the_answer_leaves_out():
-    kept = [fact_line("футбол", "Пользователь играет в футбол."),
-            fact_line("пинг-понг", "Пользователь играет в пинг-понг.", 1)]
-    assert items.joined("Вы играете в футбол.", kept, "ru") == "Вы играете в футбол (также: пинг-понг)."
-    assert items.joined("Вы играете в футбол и пинг-понг.", kept, "ru") == "Вы играете в футбол и пинг-понг."
-    assert items.joined("Футболом", kept[:1], "ru") == "Футболом"  # another ending is the same word
-
-
-def sports_model(llm, lists="select", more=None):
+def sports_model(llm, lists="list", more=None):
     config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
                       {"memory.gate": "off", "memory.lists": lists, **(more or {})})
     m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
@@ -330,30 +293,6 @@ def extraction(content):
             return json.dumps({"facts": [{"slot": "спорт" if value != "врач" else "семья.жена",
                                           "value": value, "statement": statement}]}, ensure_ascii=False)
     return json.dumps({"facts": []})
-
-
-def test_lists_by_selection_show_the_kept_facts_and_join_what_the_reader_left_out():
-    def item_score(chat):
-        return 0.9 if "играет" in chat[-1]["content"] else 0.1
-    llm = ScriptedLLM(router("Вы играете в футбол."), scores=[item_score] * 3)
-    m = sports_model(llm)
-    assert m.answer_to_question("d", "Каким спортом я занимаюсь?") == "Вы играете в футбол (также: пинг-понг)."
-    answer_chat = llm.history[-1][0][-1]["content"]
-    assert "врачом" not in answer_chat.split("Выдержки")[0]  # the judged-out fact is not shown
-    assert [p for _, p in llm.scored] == ["items"] * 3
-    assert m.memories["d"].ledger.calls["items"] == 3
-    judged = {row["fact"]: (row["p_yes"], row["kept"]) for row in m.memory_stats("d")["items"]}
-    assert judged == {"Пользователь играет в футбол.": (0.9, True), "Пользователь играет в пинг-понг.": (0.9, True),
-                      "Жена пользователя работает врачом.": (0.1, False)}
-
-
-def test_one_kept_fact_changes_nothing_and_off_asks_nothing():
-    llm = ScriptedLLM(router("Вы играете в футбол."),
-                      scores=[lambda chat: 0.9 if "футбол" in chat[-1]["content"].split("Факт")[1] else 0.1] * 3)
-    assert sports_model(llm).answer_to_question("d", "Играю ли я в футбол?") == "Вы играете в футбол."
-    off = ScriptedLLM(router("Вы играете в футбол."), scores=[0.9] * 3)
-    assert sports_model(off, lists="off").answer_to_question("d", "Каким спортом я занимаюсь?") == "Вы играете в футбол."
-    assert list(off.scored) == []
 
 
 def test_a_question_that_is_not_text_calibrates_nothing_and_gets_the_safe_reply():
@@ -398,7 +337,7 @@ def list_router(answer, listing):
 
 def test_lists_by_listing_join_the_listed_items_the_answer_left_out():
     listing = json.dumps({"items": ["футбол", "пинг-понг", "шахматы"]}, ensure_ascii=False)
-    llm = ScriptedLLM(list_router("Вы играете в футбол.", listing))
+    llm = citing_llm(list_router("Вы играете в футбол.", listing))
     m = sports_model(llm, lists="list")
     # «шахматы» stands in no fact shown: the reader made it up, it is not joined
     assert m.answer_to_question("d", "Какими видами спорта я занимаюсь?") == "Вы играете в футбол (также: пинг-понг)."
@@ -422,7 +361,7 @@ def test_the_second_ask_lists_a_topics_latest_facts_first_and_the_items_of_both_
 
 
 def test_lists_by_listing_ask_nothing_of_a_question_for_one_thing():
-    llm = ScriptedLLM(list_router("Ваша жена работает врачом.", '{"items": ["врач", "футбол"]}'))
+    llm = citing_llm(list_router("Ваша жена работает врачом.", '{"items": ["врач", "футбол"]}'))
     m = sports_model(llm, lists="list")
     assert m.answer_to_question("d", "Кем работает моя жена?") == "Ваша жена работает врачом."
     assert "items" not in m.memories["d"].ledger.calls and m.memory_stats("d")["listed"] is None
@@ -475,7 +414,7 @@ def test_the_contest_class_declines_a_question_about_the_other_speaker_without_a
     (tmp_path / "en.c8000.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
                       {"memory.facts": False, "memory.gate": "off", "memory.calibration_dir": str(tmp_path)})
-    llm = ScriptedLLM(["A sunset."] * 5)
+    llm = citing_llm(["A sunset."] * 5)
     m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
     for i, (a, b) in enumerate([("Caroline: I went to a support group.", "Melanie: That is brave."),
                                 ("Caroline: Thanks!", "Melanie: I painted a sunset yesterday.")]):
@@ -510,7 +449,8 @@ def test_the_gate_speaks_for_the_forms_its_calibration_holds_not_yes_no_question
 
 
 def test_a_yes_no_question_is_not_gated_where_the_calibration_speaks_for_none():
-    llm = ScriptedLLM(["Да, у вас есть кошка."], scores=[by_question] * 200)
+    llm = citing_llm([lambda chat: "Да, у вас есть кошка."] * 300)
+    llm.enqueue_scores(*[by_question] * 200)
     m = model(llm)
     assert m.answer_to_question("d", "Есть ли у меня кошка?") == "Да, у вас есть кошка."
     assert m.calibrations["ru"].on and [p for _, p in llm.scored] == [CALIBRATE] * gate.MAX_CALLS  # no gate call

@@ -87,4 +87,4 @@ def test_real_submission_through_the_harness_returns_text_and_provenance():
     assert model.memories == {}  # cleared
     assert "Меня зовут Ольга" in llm.history[0][0][-1]["content"]  # the extraction prompt
     assert "Пользователя зовут Ольга" in llm.history[1][0][-1]["content"]  # the fact reached the answer
-    assert list(llm.batches) == [1, 1]  # "Спасибо!" is small talk: pre-filtered
+    assert list(llm.batches) == [1, 1, 1]  # "Спасибо!" is small talk: pre-filtered; the answer, its cite

@@ -108,17 +108,17 @@ def test_an_english_dialogue_is_answered_in_english_by_the_scripted_llm():
 
 
 def test_split_sends_the_structured_calls_to_the_first_backend_and_the_rest_to_the_second(tmp_path):
-    from submit.memory.answer import ABSTAIN_SCHEMA
+    from submit.memory.decide import CITE_SCHEMA
     llm = make_llm(f"split:scripted;cache:{tmp_path}+scripted")
     structured, text = llm.structured, llm.text.inner
     structured.enqueue('{"facts": []}')
-    text.enqueue("Вы живёте в Омске.", '{"found": true}')
+    text.enqueue("Вы живёте в Омске.", '{"quotes": []}')
     schema_reply = llm.generate([CHAT], max_tokens=5, schema={"type": "object"}, purpose="extract")[0].text
     answer = llm.generate([CHAT], max_tokens=5)[0].text
-    # the abstention check carries a schema, but it reads the answer's material: the reader's call
-    check = llm.generate([CHAT], max_tokens=5, schema=ABSTAIN_SCHEMA, purpose="abstain")[0].text
-    assert (schema_reply, answer, check) == ('{"facts": []}', "Вы живёте в Омске.", '{"found": true}')
-    assert (list(structured.purposes), list(text.purposes)) == (["extract"], ["answer", "abstain"])
+    # the cite ask carries a schema, but it reads the answer's material: the reader's call
+    check = llm.generate([CHAT], max_tokens=5, schema=CITE_SCHEMA, purpose="answer")[0].text
+    assert (schema_reply, answer, check) == ('{"facts": []}', "Вы живёте в Омске.", '{"quotes": []}')
+    assert (list(structured.purposes), list(text.purposes)) == (["extract"], ["answer", "answer"])
     assert llm.text.store.replies  # the answer side kept its own store
 
 

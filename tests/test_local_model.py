@@ -172,7 +172,8 @@ def test_the_demo_dialogue_goes_through_extraction_versions_check_and_answer(llm
     stats, ledger = memory.extraction, memory.ledger.totals()["by_purpose"]
     assert ledger["extract"]["calls"] == stats["candidates"] > 0
     assert stats["unparsable"] == 0 and stats["facts"] == len(memory.facts) > 0  # every reply parsed or cut
-    assert ledger["answer"]["calls"] == 1 and ledger["answer"]["output_tokens"] > 0
+    # the plain answer, then its cite ask unless the reader declined itself
+    assert ledger["answer"]["calls"] in (1, 2) and ledger["answer"]["output_tokens"] > 0
     assert answer.fallback is None and answer.text.strip()
 
 

@@ -14,7 +14,7 @@ from submit.memory.answer import clean_answer
 from submit.memory.embed import HashEmbedder
 from models import Message
 
-from conftest import HANG_GUARD, make_model
+from conftest import answer_chat, HANG_GUARD, make_model
 
 
 
@@ -63,7 +63,7 @@ def test_questions_and_replies_lose_lone_surrogates_and_control_characters():
     model, llm = make_model(['{"facts": []}', "Вы живёте\x07 в Томске.\ud800"])
     model.write_to_memory([Message("user", "Я живу в Томске\x00", 1), Message("assistant", "Ок", 1)], "d")
     assert model.answer_to_question("d", "Где я живу?\ud800\x1b") == "Вы живёте в Томске."
-    prompt = "".join(m["content"] for m in llm.history[-1][0])
+    prompt = "".join(m["content"] for m in answer_chat(llm))
     assert "Где я живу?" in prompt and "\ud800" not in prompt and "\x1b" not in prompt and "\x00" not in prompt
     model.write_to_memory([Message("user", "Я работаю врачом", 1)], "e")
     llm.enqueue('{"facts": []}', "\x00\x07 ... «»")  # no letter or digit: no answer

@@ -12,7 +12,7 @@ from local_eval import report, results, retrieval_eval as R
 from local_eval.retrieval_eval import EvidenceRank, Measured
 
 DOC = ROOT / "docs" / "summary.md"
-VARYING = {"by_type": "<type>", "stages": "<stage>", "fallbacks": "<name>"}
+VARYING = {"by_type": "<type>", "stages": "<stage>", "fallbacks": "<name>", "why": "<check>"}
 
 
 def run(*args):
@@ -41,7 +41,7 @@ def key_paths(block: dict, prefix=()) -> set:
         if isinstance(value, dict):
             paths |= key_paths(value, path)
     # a type's block = overall's fields; one language's calibration = any other's
-    return {re.sub(r"^gate\.(speaker_)?calibration\.[a-z]{2}\b", r"gate.\1calibration.<lang>",
+    return {re.sub(r"^gate\.((speaker_)?calibration|checks)\.[a-z]{2}\b", r"gate.\1.<lang>",
                    p.replace("by_type.<type>.", "overall.")) for p in paths}
 
 

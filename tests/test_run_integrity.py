@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 import pytest
 
-from conftest import HANG_GUARD, ROOT, make_model, send_json
+from conftest import HANG_GUARD, ROOT, send_json
 from test_contest_defaults import CONTEST
 
 FAST = ("--embedder", "hash", "--cache-dir", "")
@@ -443,7 +443,7 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
     batch, out = tmp_path / "batch", tmp_path / "run"
     collect = ("--llm", f"collect:{batch}")
     pending_counts = []
-    for layer in range(4):  # extraction prompts, the versions pass over their facts, the answers, the list asks
+    for layer in range(5):  # extraction and the calibration's layers, the answers, their cites, the list asks
         proc = demo(out, *collect)
         assert proc.returncode == 4
         pending_counts.append(len((batch / "pending.jsonl").read_text().splitlines()))
@@ -451,20 +451,26 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
               f".venv/bin/python local_eval/run.py --out {out} --embedder hash --cache-dir '' --llm collect:{batch}")
         waiting = [r for r in rows(out) if not r["complete"]]
         assert all(r["incomplete"] == ["pending_reply"] for r in waiting)
-        assert len(waiting) == (10 if layer < 3 else 3)  # the last layer: the three list questions only
+        assert len(waiting) == (10 if layer < 4 else 4)  # the last layer: the first question and the three list ones
         answer_pending(str(batch), ScriptedLLM([batch_reply] * 1000))
     # 17 distinct extraction prompts over 3 dialogues and the decline gate's 64 calibration prompts
-    # (the first question's); 3 topic groups to version; 10 answers (the scripted replies carry no
-    # P(yes), so the calibration turns the gate off and no gate call follows); the two list asks of
-    # each of the three questions whose form asks for several things (lists by listing: two plurals
-    # and «Каким спортом я занимаюсь?»)
-    assert pending_counts == [17 + gate.MAX_CALLS, 3, 10, 6]
+    # (the first question's); 3 topic groups to version and the calibration's 64 answers (the
+    # scripted replies carry no P(yes), so the gate is off and no gate call follows); their 64 cites
+    # and the answers of the 9 questions after the first, which waits for its calibration; their
+    # cites and the first question's answer; its cite and the two list asks of each of the three
+    # questions whose form asks for several things (two plurals and «Каким спортом я занимаюсь?»)
+    assert pending_counts == [17 + gate.MAX_CALLS, 3 + gate.MAX_CALLS, gate.MAX_CALLS + 9, 9 + 1, 1 + 6]
     done = demo(out, *collect)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (batch / "pending.jsonl").read_text() == ""  # nothing left to answer
     replayed = demo(tmp_path / "replayed", "--llm", f"replay:{batch}")
     assert replayed.returncode == 0, replayed.stderr
-    model, _ = make_model([batch_reply] * 1000)
+    # the contest class as the run built it (the gate calibrated, the checks its calibration earned),
+    # every call answered at once by the same replies
+    from submit import SubmitModelWithMemory
+    from submit.config import Config
+    model = SubmitModelWithMemory("", config=Config(llm="scripted", embedder="hash", time_budget=False),
+                                  llm=ScriptedLLM([batch_reply] * 1000))
     expected = {r.id: harness.run_record(model, r).answer for r in benchmarks.load("demo")}
     assert len(set(expected.values())) == 10  # every answer came from its own prompt
     for folder in (out, tmp_path / "replayed"):

@@ -55,4 +55,4 @@ def test_the_step_is_off_by_default_as_in_the_contest():
     dialogue(model)
     assert model.answer_to_question("d", "В каком городе я живу?") == "Вы живёте в Томске, в старом доме у реки."
     assert "shorten" not in model.memory_stats("d")["llm"]["by_purpose"]
-    assert len(llm.history) == 2  # extraction, answer
+    assert len(llm.history) == 3  # extraction, the answer, its cite

@@ -1,8 +1,8 @@
 """`split:STRUCTURED_SPEC;TEXT_SPEC`: the memory's structured calls to one backend, every other call to another.
 
 The structured calls (extraction, the versions pass and its check: `llm.STRUCTURED`) go to
-the first backend; the answer, the shorten step, the abstention check (which reads the
-answer's material, though it carries a schema) and the decline gate to the second. The caller says each call's
+the first backend; the answer, its cite ask (which reads the answer's material, though it
+carries a schema), the list asks, the shorten step and the decline gate to the second. The caller says each call's
 purpose, so nothing is guessed from the schema. This lets a real reader answer over facts
 that come from elsewhere, e.g. the recorded extraction fixture read by the local model:
     --llm 'split:fixture:../shared/data/gigamemory/extraction_fixture.jsonl;llama:.models/m.gguf'

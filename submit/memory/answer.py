@@ -11,8 +11,7 @@ import re
 from typing import Optional, Sequence
 
 from .. import prompts
-from .context import ROLE_LABELS, Context
-from .facts import json_candidates
+from .context import Context
 from .lang import NO_INFO, WORD, asks_yes_no, detect_lang  # noqa: F401  (NO_INFO is part of this step's interface)
 from .lexical import STOP_EN, STOP_RU, morph, normalize_word
 from .slots import FactLine, group_lines, render
@@ -33,35 +32,12 @@ def build_prompt(question: str, context: Context, lang: str, facts: Sequence[Fac
     """The answer chat; facts are shown under their topics, each line with its session.
 
     `task` is the profile's answer prompt (the one of a chat between people speaks about `people`, not to
-    "you"). `ask` replaces the prompt's last line (the abstention check)."""
+    "you"). `ask` replaces the prompt's last line (a wording to try)."""
     groups = [{"topic": lines[0].label, "lines": [render(line, lang) for line in lines]}
               for _, lines in group_lines(facts)]
     return prompts.render(task, lang, question=question, context=context.text or "—", facts=groups,
                           question_date=question_date, ask=ask or prompts.text(task, lang, "ask"),
                           people=list(people))
-
-
-# The abstention check (Settings.abstain): "before" asks, with the answer prompt's material,
-# whether it holds the answer at all; "after" asks it of a draft answer. A small model that
-# invents where it should decline does better on this one yes/no than on the long rule.
-ABSTAIN_MODES = ("off", "before", "after")
-ABSTAIN_SCHEMA = {"type": "object", "properties": {"found": {"type": "boolean"}}, "required": ["found"]}
-ABSTAIN_MAX_TOKENS = 12  # '{"found": false}' is 6 tokens; room for a space or two
-
-
-def abstain_ask(lang: str, mode: str, draft: Optional[str] = None, named: bool = False) -> str:
-    """The check's question, which takes the place of the answer prompt's last line; `named`
-    (the profile's): the material is what two people said, not what the user said."""
-    return prompts.text("abstain", lang, mode, draft=draft or "", people=named)
-
-
-def material_holds(reply: str) -> Optional[bool]:
-    """The check's verdict from its reply: `material_holds('{"found": false}') is False`;
-    None for a reply it cannot read (then the answer stands: the check can only decline)."""
-    for candidate in json_candidates(reply):
-        if isinstance(candidate, dict) and isinstance(candidate.get("found"), bool):
-            return candidate["found"]
-    return None
 
 
 _QUOTE_PAIRS = {'"': '"', "«": "»", "“": "”"}
@@ -475,113 +451,3 @@ def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool
     if not named:
         return False
     return not mentions_any({w for topic, line in lines for w in lemmas_of(f"{topic} {line}")}, named)
-
-
-# The second look (Settings.second_look): an answer a call-free rule or the reader declines is asked
-# once more, of the material lines about what the question names, and kept only where it holds up there.
-FOCUS_MAX_LINES = 16  # a small reader reads a few clean lines; the most a second look shows
-SECOND_LOOK_MAX_TOKENS = 40
-
-
-def focus(question: str, lines: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The material lines (with their topic) about what a Russian question names: those that mention
-    every noun outside the asked phrase («Как зовут попугая моего дяди?»: «попугай» and «дядя»), or
-    where it has none, one of the asked phrase's («Какой мой любимый цветок?»: «цветок»), by lemma
-    or first five letters (`mentions_any`); at most `FOCUS_MAX_LINES`, in the material's order. Empty
-    for English, or a question without nouns."""
-    if detect_lang(question) != "ru":
-        return []
-    parses, nouns, asked = _nouns(question)
-    subject = {_lemma(parses[i]) for i in nouns if i not in asked} - _THE_USER
-    wanted = [{n} for n in subject] or [{_lemma(parses[i]) for i in asked}]
-    if not any(wanted):
-        return []
-    found = [(topic, line) for topic, line in lines
-             if all(mentions_any(lemmas_of(f"{topic} {line}"), need) for need in wanted)]
-    return found[:FOCUS_MAX_LINES]
-
-
-def focused_prompt(chat: list, question: str, lines: list[tuple[str, str]]) -> list[dict]:
-    """The answer chat with its material cut to `lines`, each under its topic as the answer prompt
-    shows facts; the system message and the lines from the question on stay as they were."""
-    content = chat[-1]["content"].splitlines()
-    asks = next((k for k, line in enumerate(content) if question in line), len(content))
-    shown, topic = [], None
-    for where, line in lines:
-        if where != topic:
-            shown.append(f"{where}:")
-            topic = where
-        shown.append(f"- {line}")
-    return [*chat[:-1], {"role": "user", "content": "\n".join([*shown, "", *content[asks:]])}]
-
-
-def second_answer(text: Optional[str], question: str, lines: list[tuple[str, str]],
-                  overrules: bool = False) -> Optional[str]:
-    """The second look's answer as the contest keeps it, or None: where it holds up on the focused
-    `lines` (`holds_up`). A line of the user's it copied with its label is read as the user's own
-    words («Пользователь: Внуку задали в школе доклад о вулканах»); any other
-    speaker's line stays refused. Where it `overrules` the reader's own "no information", the line
-    holding its value must also name what the question says of it (`holds_up`'s `verbs`): the
-    reader read that line and declined, and «Пользователь слушал джаз в машине.» is no answer to
-    «Какую музыку я недолюбливаю?»."""
-    text = _USER_LABEL.sub("", text or "", count=1)
-    return text if text and holds_up(text, question, lines, verbs=overrules) else None
-
-
-_USER_LABEL = re.compile("^(?:%s): " % "|".join(labels["user"] for labels in ROLE_LABELS.values()))
-
-
-def holds_up(answer: str, question: str, lines: list[tuple[str, str]], verbs: bool = False) -> bool:
-    """Whether a second look's answer stands on the focused lines.
-
-    - It answers: it names something the question does not, says no «не»/«нет» (a decline in
-      other words: «…партии, которая не указана»), and is no line copied with its speaker's label
-      («Пользователь: …»).
-    - It gives nobody else's value (`unrelated`).
-    - What it names stands in those lines, speakers' labels and session numbers aside («Ассистент:»
-      names no one; «сессия 18» is no age): every number, and at least one other word if it names
-      any (by lemma or first five letters). A number is not excused here as `ungrounded` excuses
-      it: the second look keeps only what it can point at.
-    - A line that holds the value names, itself or by its topic, what the question asks of and
-      whom: the noun asked «какой»/«который»/«чей» of («Какая любимая песня у моего брата?»:
-      «Брату нравится Шопен» is no song), and the word that qualifies the one asked about («Как
-      зовут моего младшего брата?»: «Старшего брата зовут Глеб» is not him); with `verbs`, each of
-      the question's verbs too (`_verbs`: «недолюбливаю»)."""
-    if (says_no_info(answer) or adds_nothing(answer, question) or unrelated(answer, question, lines)
-            or lemmas_of(answer) & _DENIES or _LABEL.match(answer)):
-        return False
-    named = named_in(answer) - named_in(question)
-    said = [lemmas_of(_SESSION.sub(" ", f"{topic} {_LABEL.sub('', line)}")) for topic, line in lines]
-    numbers = {w for w in named if is_count(w)}
-    others = named - numbers
-    if not (all(any(mentions_any(words, {n}) for words in said) for n in numbers)
-            and (any(mentions_any(words, others) for words in said) if others else numbers)):
-        return False
-    holding = [words for words in said if mentions_any(words, others or numbers)]
-    needs = [*_asked_of(question), *({verb} for verb in (_verbs(question) if verbs else ()))]
-    return all(any(mentions_any(words, need) for words in holding) for need in needs if need)
-
-
-def _verbs(question: str) -> set:
-    """The lemmas of a question's verbs, less those that only ask a name or join (`_BARE_VERBS`):
-    what the question says of the one it asks about («Какую музыку я **недолюбливаю**?»)."""
-    return {_lemma(p) for p in _parses(question) if p.tag.POS in ("VERB", "INFN")} - _BARE_VERBS
-
-
-_BARE_VERBS = frozenset(("быть", "звать", "называть", "назвать"))
-
-
-def _asked_of(question: str) -> tuple[set, set]:
-    """What a line giving the value must name: the nouns asked «какой»/«который»/«чей» of («сколько»
-    asks a count, its noun a unit), and the adjectives right before the nouns asked about
-    («младшего брата»: «младший»; «моего» points, it qualifies nothing)."""
-    parses, nouns, asked = _nouns(question)
-    attribute = {_lemma(parses[i]) for i, by in asked.items() if by != "сколько"}
-    qualifiers = {_lemma(parses[i - 1]) for i in nouns if i not in asked and i > 0
-                  and "ADJF" in parses[i - 1].tag and "Apro" not in parses[i - 1].tag}
-    return attribute, qualifiers
-
-
-_DENIES = frozenset("не нет нету ни неизвестно неизвестный".split())
-_SESSION = re.compile(r"\b(?:сессия|сессии|session)\s*\d+", re.IGNORECASE)  # «(раньше: …, сессия 18)»
-_LABEL = re.compile(r"^[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,2}: ")  # a speaker's label: «Ассистент: »

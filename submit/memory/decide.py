@@ -19,6 +19,7 @@ itself off for a reader it trips.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -26,12 +27,12 @@ from .. import prompts
 from . import answer as answer_step
 from . import items as list_step
 from .answer import _MARKER  # a fact's «[сессия 8]», which the material drops
-from .gate import QUOTE_MIN_SHARE  # the quote gate's share of a quote's words one line must hold
 from .gate import with_ask
 from .items import _STRING  # one JSON string, as a cut list reply is read
 from .lang import NO_INFO, WORD, detect_lang
 from .lexical import morph
 
+QUOTE_MIN_SHARE = 0.8  # of a quote's words that must stand in one line of the material (`quoted`)
 BOUND_MAX_TOKENS = 256  # three quotes, a sentence and a dozen short items
 BOUND_SCHEMA = {"type": "object", "properties": {
     "quotes": {"type": "array", "items": {"type": "string"}},
@@ -46,7 +47,7 @@ def ask(lang: str) -> str:
     return prompts.text("answer", lang, "bound")
 
 
-CITE_MAX_TOKENS = 160  # three or four quoted lines
+CITE_MAX_TOKENS = 256  # three or four whole lines, an excerpt's among them (a cut one keeps its words: `_cut`)
 CITE_SCHEMA = {"type": "object", "properties": {"quotes": {"type": "array", "items": {"type": "string"}}},
                "required": ["quotes"]}
 
@@ -101,23 +102,35 @@ def parse(raw: str) -> Reply:
 
 
 def _cut(text: str):
-    """What a reply cut short says: the complete strings of its `quotes` list and its `answer`."""
+    """What a reply cut short says: the strings of its `quotes` list, the last one up to its last
+    whole word (the words it has stand in its line), and its `answer` where it completed it."""
     if not text.startswith("{"):
         return None
     found: dict = {}
     head, _, rest = text.partition('"answer"')
     quotes = head.partition('"quotes"')[2]
-    # every complete string up to the answer is a quote (a quote's own «[сессия 16]» ends no list)
-    found["quotes"] = [json.loads(f'"{s}"') for s in _STRING.findall(quotes)]
+    # every string up to the answer is a quote (a quote's own «[сессия 16]» ends no list)
+    found["quotes"] = [q for q in (_unescaped(body if end else body.rpartition(" ")[0])  # a cut word dropped
+                                   for body, end in _OPEN_STRING.findall(quotes)) if q]
     answer = _STRING.search(rest.partition(":")[2]) if rest else None
     if answer:
         found["answer"] = json.loads(f'"{answer.group(1)}"')
     return found
 
 
+_OPEN_STRING = re.compile(r'"((?:[^"\\]|\\.)*)(?:(")|\\?$)')  # a JSON string, or one cut at the reply's end
+
+
+def _unescaped(body: str) -> str:
+    try:
+        return json.loads(f'"{body}"')
+    except ValueError:
+        return ""
+
+
 # ---------------------------------------------------------------- asking the reader
 
-STAGES = ("bound", "cite")  # `Settings.answer_stage`'s evidence-bound ways ("rules" aside)
+STAGES = ("cite", "bound")  # `Settings.answer_stage`'s ways, the default first
 
 
 def replies(llm, chats: Sequence[list], lang: str, stage: str, draft_tokens: int, purpose: str):
@@ -125,7 +138,7 @@ def replies(llm, chats: Sequence[list], lang: str, stage: str, draft_tokens: int
     one batched call per step, as `stage` asks them: "bound", one JSON reply of quotes, answer and
     items (`ask` in place of the last line); "cite", the plain answer (`draft_tokens` at most),
     then for each that is not the reader's own "no information" the lines it rests on
-    (`cite_chat`). -> (a Reply per chat, None where the reader gave nothing at all; the
+    (`cite_chat`). -> (a Reply per chat, None where the reader gave nothing usable at all; the
     generations, for the caller's ledger)."""
     if stage == "bound":
         made = llm.generate([with_ask(chat, ask(lang)) for chat in chats], max_tokens=BOUND_MAX_TOKENS,
@@ -136,7 +149,8 @@ def replies(llm, chats: Sequence[list], lang: str, stage: str, draft_tokens: int
     cites = llm.generate([cite_chat(chats[i], drafts[i].text, lang) for i in asked], max_tokens=CITE_MAX_TOKENS,
                          schema=CITE_SCHEMA, purpose=purpose)
     raw = dict(zip(asked, (g.text for g in cites)))
-    out = [cited(g.text, raw.get(i, "")) if g.text.strip() else None for i, g in enumerate(drafts)]
+    # a draft with no letter or digit is no reply at all (the contest counts it: EMPTY_ANSWER)
+    out = [cited(g.text, raw.get(i, "")) if answer_step.clean_answer(g.text) else None for i, g in enumerate(drafts)]
     return out, list(drafts) + list(cites)
 
 

@@ -3,8 +3,8 @@
 `write` only records (cheap). `answer` does the expensive work in batches: extract facts
 from every pending pair in one LLM call, version them into slots, index turns and facts,
 choose the facts to show (`topics`), rank for the question (the shown facts' turns
-favoured), pack a budgeted context, ask the LLM. Every stage's seconds are
-kept in `timings` for the profiler. Called by `model_inference`.
+favoured), pack a budgeted context, ask the reader, and let `decide` say whether its answer
+stands. Every stage's seconds are kept in `timings` for the profiler. Called by `model_inference`.
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from ..fallbacks import EMPTY_ANSWER, MEMORY_ANSWER
 from . import answer as answer_step
 from . import budget
 from . import decide
@@ -29,7 +28,7 @@ from .embed import Embedder
 from .index import IndexSettings, KeyIndex, similarities
 from .lexical import tokenize
 from .limits import check_fields, count, one_of
-from .llm import ABSTAIN, ANSWER, EXTRACT, GATE, ITEMS, LLM, SECOND_LOOK, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
+from .llm import ANSWER, EXTRACT, GATE, ITEMS, LLM, SHORTEN, VERSIONS, VERSIONS_CHECK, Ledger
 from .profiles import Profile, Profiles, profile_of
 from .retrieve import Hit, RetrieveSettings, search
 from . import versions
@@ -38,6 +37,9 @@ from . import topics
 from .timeref import annotate
 from .turns import USER, TurnStore
 
+# Why an answer did not come from the reader (`Answer.fallback`; the contest class counts them, submit/fallbacks.py)
+EMPTY_ANSWER = "empty_answer"  # the reader's reply held no answer
+MEMORY_ANSWER = "memory_answer"  # answered from memory, without the LLM
 RECALL_TURNS = 10  # best-ranked turns searched for a sentence when answering without the LLM
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 
@@ -63,76 +65,36 @@ class Settings:
     # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
     # LoCoMo, whose strict judge fails supported extra detail; the contest path leaves it off).
     shorten: bool = False
-    # The abstention check: one yes/no call on the answer prompt's material, "before" the answer or
-    # "after" it (of the draft); a clear "no" declines.
-    abstain: str = field(default="off", metadata=one_of(answer_step.ABSTAIN_MODES))
+    # The answer stage (decide.py): "cite", the reader's plain answer, then in the same chat the
+    # material's lines it rests on; "bound", one JSON reply of quotes, answer and items. Either way
+    # the checks the run's own calibration earned decide whether the answer stands.
+    answer_stage: str = field(default="cite", metadata=one_of(decide.STAGES))
     # The decline gate (gate.py): "calibrated" asks the reader's one-token P(yes) that the material
-    # holds the answer and declines below the threshold the run's own calibration chose (the
-    # contest class calibrates once per language; where it cannot, the gate is off and says why).
-    # "quote" asks first for the line that holds the answer, checks it stands in the material, and
-    # asks P(yes) of that line against the question on its own (gate.read).
+    # holds the answer and declines below the threshold the run's own calibration chose, where that
+    # calibration turned it on; "off" asks nothing and runs no calibration pass (every check on).
     gate: str = field(default="calibrated", metadata=one_of(gate.MODES))
-    # An answer that names nothing the question does not («Попугай моего дяди — попугай.») is declined
-    # (answer.adds_nothing: no call; on the recorded answers it declined 6 no-answer drafts and
-    # no right one, bench/results/reading.md).
-    decline_empty: bool = True
-    # An answer whose value stands in the material only in lines about someone else than the one
-    # the question asks about («Как зовут моего начальника?» → «Эдуард», from «сосед Эдуард»), or of
-    # another measure than it asks («Какой у меня оклад?» → «42 километра»), is declined
-    # (answer.unrelated: no call; Russian only). On the recorded Russian answers with their prompts
-    # it declined no right answer (bench/results/reading.md, `bench/readers.py unrelated`).
-    decline_unrelated: bool = True
-    # An answer whose value stands nowhere in the material («Как зовут нашего хорька?» → «Марсель»,
-    # no line naming a Марсель) is declined (answer.ungrounded: no call; Russian only; numbers
-    # aside, a count or an age may be worked out). Measured in bench/results/reading.md
-    # (`bench/readers.py declines`): on the recorded Russian answers it declined no right answer.
-    decline_ungrounded: bool = True
-    # The second look: an answer one of the three call-free rules declines, or the reader's own "no
-    # information", is asked once more, of the material lines that mention what the question names
-    # (answer.focus, at most 16), in one call of at most 40 tokens; the new answer is kept only
-    # where it stands on those lines (answer.second_answer; over the reader's own decline a line
-    # must name the question's verbs too), else the question stays declined. No lines, no call. On
-    # the recorded Russian answers it gives back right answers the rules or the reader had declined
-    # and no no-answer question (bench/results/reading.md, "A second look").
-    second_look: bool = True
-    # The calibration's rule (gate.calibrate): the threshold declines at most this share of the
-    # answerable calibration prompts, and the gate is on only where, with this share of questions
-    # without an answer (one of the contest's four types), it wins more declines than it loses answers.
+    # The calibration's rule (gate.calibrate, decide.switch): the gate's threshold declines at most
+    # `gate_max_false` of the answerable calibration prompts; the gate and each check are on only
+    # where, with `gate_no_answer_share` of questions without an answer, they win more declines than
+    # they lose answers, and the gate only where its scores tell the kinds apart (AUC ≥ `gate_min_auc`).
     gate_max_false: float = 0.05
     gate_no_answer_share: float = 0.25
-    # ... and only where the calibration's scores tell the kinds apart acceptably (AUC ≥ 0.7, the
-    # conventional bound; gate.calibrate): the 0.5B's (AUC 0.63) threshold declined 19 of 68
-    # answerable questions of the versions probe.
     gate_min_auc: float = 0.7
     # Another folder of calibration sets, asked for a language `submit/calibration/` has none of:
     # local_eval's English runs pass the sets tools/calibration.py builds from LoCoMo into
     # .cache/calibration (`--calibration-dir`; LoCoMo's text is not copied into the repository or the zip).
     calibration_dir: str = ""
-    # A folder where each calibration (the gate's and the bound stage's checks') is kept, per model,
-    # calibration set and stage, for the next run of the same model to take instead of asking it
-    # again: local_eval's runs with a CPU reader (64 prompts are half an hour there). Empty in the
-    # contest, which calibrates once per run.
+    # A folder where each calibration is kept per model, calibration set and stage, for the next run
+    # of the same model to take instead of asking again (a CPU reader needs half an hour for the 64
+    # prompts). Empty in the contest, which calibrates once per run.
     calibration_cache: str = ""
-    # In a chat between two named people, a question that names one of them is declined where that
-    # person's best-matching turn scores below the other's by more than the run's calibrated
-    # margin (gate.speaker_margin: reader-free, no call; its threshold chosen by the gate's rule on
-    # the English calibration set's recorded margins). On LoCoMo, calibrated on conv-26 and read on
-    # 62 questions of the other four: 9 of 14 adversarial declined, 3 of 48 answerable
-    # (bench/results/reading.md).
+    # In a chat between two named people (LoCoMo), a question that names one of them is declined
+    # where that person's best-matching turn scores below the other's by more than the run's
+    # calibrated margin (gate.speaker_margin: no call). A user–assistant chat names no two people.
     decline_speaker: bool = True
-    # The answer stage: "rules" (the plain answer, the word rules, the second look and the list
-    # asks below), "bound" (decide.py: one answer bound to its quotes) or "cite" (the plain answer,
-    # then the lines it rests on), each with the checks the run's own calibration earned; the
-    # rules' switches below do not apply to them, but for `lists="list"`, which the cited stage
-    # asks too (its reply lists no items of its own).
-    answer_stage: str = field(default="rules", metadata=one_of(("rules",) + decide.STAGES))
-    # Lists (items.py): "select" judges each shown fact against the question in one batched
-    # one-token call; where two or more are kept, the reader sees only those and the values it
-    # leaves out are joined to its answer. "list": a question whose form asks for several things
-    # gets one more batch of two asks (the facts shown, then each topic's latest first), the reader
-    # listing their items, and the listed items its answer leaves out are joined to it.
-    # `list` is on: the 1.5B's Russian dev 17/28 -> 21/28 (lists 1/9 -> 5/9), its list probe 1/24 ->
-    # 6/24, the literal stand-in's probe unchanged (bench/results/reading.md, "Lists by listing").
+    # Lists (items.py): "list" gives a question whose form asks for several things one more batch of
+    # two asks (the facts shown, then each topic's latest first); the listed items its answer leaves
+    # out are joined to an answer that stands ("cite"; the bound reply lists its own items).
     lists: str = field(default="list", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
@@ -159,18 +121,14 @@ class Answer:
     lang: str
     facts: tuple = ()  # the FactLines the answer prompt held (each knows its turns)
     fallback: Optional[str] = None  # why the answer did not come from the LLM, if it did not
-    # what declined the question, if anything did: "abstain" (the check), "gate" (the decline gate),
-    # "empty", "unrelated", "ungrounded" (answer.py's call-free rules), "speaker" (gate.speaker_margin, no call)
+    # what declined the question, if anything did: "speaker" (gate.speaker_margin, no call), "gate"
+    # (the decline gate), or the check of decide.CHECKS that found the answer wanting; the reader's
+    # own "no information" is no decline of ours
     declined_by: Optional[str] = None
     p_yes: Optional[float] = None  # the decline gate's reading, where it asked
     speaker_margin: Optional[float] = None  # gate.speaker_margin, where the question names one of two people
-    items: tuple = ()  # (fact statement, P(yes), kept) per fact the list judge read, where it read them
-    listed: tuple = ()  # the items the reader listed (`list` mode), where it was asked
-    # the decline a second look was asked for, where one was: a call-free rule's, or OWN (the
-    # reader's own "no information"); its answer held up and stands where `text` is an answer and
-    # `declined_by` None
-    second_look: Optional[str] = None
-    quotes: tuple = ()  # the bound stage's: the material lines (topic, line) the answer rests on
+    listed: tuple = ()  # the items joined to the answer: the list asks' (`lists="list"`) or the bound reply's
+    quotes: tuple = ()  # the material lines (topic, line) the answer rests on, as decide.quoted found them
     timings: dict = field(default_factory=dict)
 
     @property
@@ -178,22 +136,15 @@ class Answer:
         return self.declined_by is not None
 
 
-CALL_FREE = ("empty", "unrelated", "ungrounded")  # the declines answer.py's rules make without a call
-OWN = "own"  # the reader's own "no information" (Answer.second_look)
-
-
 class DialogueMemory:
-    """`thresholds` (lang -> P(yes) threshold, from the run's calibration; a language without one
-    is not gated) and `speaker_thresholds` (lang -> the speaker margin below which a question is
-    declined) are the contest class's, shared by every dialogue of the run."""
+    """`switches` (lang -> decide.Switches: the checks the run's calibration earned, the gate's
+    threshold among them; a language without its calibration runs every check and no gate) and
+    `speaker_thresholds` (lang -> the speaker margin below which a question is declined) are the
+    contest class's, shared by every dialogue of the run."""
 
     def __init__(self, llm: LLM, embedder: Embedder, settings: Settings = Settings(),
-                 thresholds: Optional[dict] = None, speaker_thresholds: Optional[dict] = None,
-                 switches: Optional[dict] = None):
+                 switches: Optional[dict] = None, speaker_thresholds: Optional[dict] = None):
         self.llm = llm
-        self.thresholds = thresholds if thresholds is not None else {}
-        # lang -> decide.Switches: the checks the run's calibration earned (the bound stage); a
-        # language without its calibration runs every check
         self.switches = switches if switches is not None else {}
         self.speaker_thresholds = speaker_thresholds if speaker_thresholds is not None else {}
         self.embedder = embedder
@@ -237,64 +188,16 @@ class DialogueMemory:
         if not context.turn_ids and not lines:  # nothing remembered: nothing for a model to read
             return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang,
                           timings=dict(self.timings))
-        def prompt(ask: Optional[str] = None, shown: Sequence[FactLine] = lines) -> list:
-            return answer_step.build_prompt(question, context, lang, facts=shown, ask=ask,
-                                            question_date=self.store.question_date,
-                                            people=self.profile.people(self.store), task=self.profile.answer_prompt)
-        if self.settings.answer_stage in decide.STAGES:
-            return self._bound(question, prompt, context, lines, lang)
-        # `by`: what declined the question, if anything did (Answer.declined_by)
+        chat = answer_step.build_prompt(question, context, lang, facts=lines, question_date=self.store.question_date,
+                                        people=self.profile.people(self.store), task=self.profile.answer_prompt)
         margin = gate.speaker_margin(hits, self.store.turns, question, self.profile.people(self.store))
-        by = None
         if self._about_the_other(margin, lang):
-            by = "speaker"
-        elif self.settings.abstain == "before" and self._declines(prompt, lang, "before"):
-            by = "abstain"
-        p_yes = None if by else self._gate(prompt, question, lang)
-        if p_yes is not None and p_yes < self.thresholds[lang]:
-            by = "gate"
-        judged = [] if by else self._items(question, lines, lang)
-        kept = [line for line, _, keep in judged if keep] if sum(keep for _, _, keep in judged) >= 2 else []
-        chat = prompt(shown=kept or lines)
-        text = None if by else self._draft(chat, question, lang)
-        looked = None  # the decline a second look was asked for: a call-free rule's, or the reader's own
-        material = answer_step.material(chat, question) if text else []
-        own = bool(text) and answer_step.says_no_info(text)  # no decline of ours: `by` stays None
-        if text and not own:
-            if self.settings.abstain == "after" and self._declines(prompt, lang, "after", text):
-                by = "abstain"
-            elif self.settings.decline_empty and answer_step.adds_nothing(text, question):
-                by = "empty"
-            elif self.settings.decline_unrelated and answer_step.unrelated(text, question, material):
-                by = "unrelated"
-            elif self.settings.decline_ungrounded and answer_step.ungrounded(text, question, material):
-                by = "ungrounded"
-        if (own or by in CALL_FREE) and self.settings.second_look:
-            looked, again = by or OWN, self._second_look(chat, question, material, overrules=own)
-            if again:
-                text, by = again, None
-        answered = bool(text) and not by and not answer_step.says_no_info(text)
-        if answered and kept:
-            text = items.joined(text, kept, lang)
-        listed = self._listed(chat, question, lang, kept or lines) if answered else []
-        if listed:
-            text = items.joined_values(text, listed, lang)
-        return Answer(text=answer_step.NO_INFO[lang] if by else text or answer_step.NO_INFO[lang],
-                      context=context, lang=lang, facts=tuple(kept or lines), declined_by=by, p_yes=p_yes,
-                      speaker_margin=margin,
-                      items=tuple((line.fact.statement, score, keep) for line, score, keep in judged),
-                      listed=tuple(listed), second_look=looked,
-                      fallback=None if text or by else EMPTY_ANSWER, timings=dict(self.timings))
-
-    def _bound(self, question: str, prompt, context: Context, lines: list, lang: str) -> Answer:
-        """The evidence-bound stages (decide.py): the gate where the calibration turned it on, then
-        the answer bound to its quotes ("bound": one call; "cite": the plain answer, then the lines
-        it rests on), and the decision over it."""
+            return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang, facts=tuple(lines),
+                          declined_by="speaker", speaker_margin=margin, timings=dict(self.timings))
         switches = self.switches.get(lang, decide.Switches())
-        chat = prompt()
-        p_yes = self._gate(prompt, question, lang) if decide.GATE in switches.on else None
+        p_yes = self._gate(chat, question, lang) if decide.GATE in switches.on else None
         reply = None
-        if p_yes is None or switches.threshold is None or p_yes >= switches.threshold:
+        if p_yes is None or switches.threshold is None or p_yes >= switches.threshold:  # else the gate declines
             with self.stage("answer"):
                 found, generations = decide.replies(self.llm, [chat], lang, self.settings.answer_stage,
                                                     self.settings.answer_max_tokens, ANSWER)
@@ -302,33 +205,25 @@ class DialogueMemory:
             reply = found[0]
             if reply is None:
                 return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang, facts=tuple(lines),
-                              fallback=EMPTY_ANSWER, timings=dict(self.timings))
+                              fallback=EMPTY_ANSWER, speaker_margin=margin, timings=dict(self.timings))
         verdict = decide.decide(question, reply, answer_step.material(chat, question), switches, p_yes)
         text, added = verdict.text, verdict.added
-        if self.settings.answer_stage == "cite" and not verdict.declined:  # its reply lists no items
+        if not verdict.declined and self.settings.shorten:
+            text = self._shorten(question, text, lang)
+        if self.settings.answer_stage == "cite" and not verdict.declined:  # its reply lists no items of its own
             listed = self._listed(chat, question, lang, lines)
             if listed:
                 text, added = items.joined_values(text, listed, lang), tuple(listed)
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
-                      declined_by=verdict.declined_by if verdict.declined_by != decide.OWN else None,
-                      p_yes=p_yes, listed=added, quotes=verdict.held, timings=dict(self.timings))
+                      declined_by=None if verdict.declined_by == decide.OWN else verdict.declined_by,
+                      p_yes=p_yes, speaker_margin=margin, listed=added, quotes=verdict.held,
+                      timings=dict(self.timings))
 
     def _about_the_other(self, margin: Optional[float], lang: str) -> bool:
         """The speaker decline: the question's person matches it worse than the other one does by
         more than the run's calibrated margin (gate.speaker_margin; no threshold, no decline)."""
         below = self.speaker_thresholds.get(lang)
         return self.settings.decline_speaker and margin is not None and below is not None and margin < below
-
-    def _items(self, question: str, lines: list, lang: str) -> list:
-        """Lists by selection (items.py): (line, P(yes), kept) for each shown fact as the reader
-        judged it; [] where it is off. Where it keeps two or more the question asks for several
-        things, and the answer reads the kept ones."""
-        if self.settings.lists != "select" or len(lines) < 2 or not self.llm.gives_logprobs:
-            return []
-        with self.stage("items"):
-            scores, generations = items.judge(self.llm, question, lines, lang)
-        self.ledger.add(ITEMS, generations)
-        return [(line, score, items.keeps(score)) for line, score in zip(lines, scores)]
 
     def _listed(self, chat: list, question: str, lang: str, shown: Sequence[FactLine]) -> list:
         """Lists by listing (items.py, `list`): the items the reader lists for a question whose form
@@ -341,48 +236,14 @@ class DialogueMemory:
         self.ledger.add(ITEMS, generations)
         return found
 
-    def _second_look(self, chat: list, question: str, material: list, overrules: bool) -> Optional[str]:
-        """The second look (Settings.second_look): the answer the reader gives from the material lines
-        about what the question names (answer.focus), where it holds up on them (answer.second_answer);
-        None where it does not, or no line is about it (then no call)."""
-        lines = answer_step.focus(question, material)
-        if not lines:
-            return None
-        with self.stage("answer"):
-            generation = self.llm.generate([answer_step.focused_prompt(chat, question, lines)],
-                                           max_tokens=answer_step.SECOND_LOOK_MAX_TOKENS, purpose=SECOND_LOOK)[0]
-        self.ledger.add(SECOND_LOOK, [generation])
-        return answer_step.second_answer(answer_step.clean_answer(generation.text), question, lines, overrules)
-
-    def _draft(self, chat: list, question: str, lang: str) -> Optional[str]:
-        """The model's answer to the answer prompt, cleaned (and cut, with the shorten step)."""
-        with self.stage("answer"):
-            generation = self.llm.generate([chat], max_tokens=self.settings.answer_max_tokens, purpose=ANSWER)[0]
-        self.ledger.add(ANSWER, [generation])
-        text = answer_step.clean_answer(generation.text)
-        if text and self.settings.shorten:
-            text = self._shorten(question, text, lang)
-        return text
-
-    def _declines(self, prompt, lang: str, mode: str, draft: Optional[str] = None) -> bool:
-        """The abstention check: the answer prompt's material, and instead of its last line the
-        question whether that material holds the answer (or supports the draft). True only on
-        a clear "no"; an unreadable reply lets the answer stand."""
-        chat = prompt(answer_step.abstain_ask(lang, mode, draft, self.profile.named))
-        with self.stage("abstain"):
-            generation = self.llm.generate([chat], max_tokens=answer_step.ABSTAIN_MAX_TOKENS,
-                                           schema=answer_step.ABSTAIN_SCHEMA, purpose=ABSTAIN)[0]
-        self.ledger.add(ABSTAIN, [generation])
-        return answer_step.material_holds(generation.text) is False
-
-    def _gate(self, prompt, question: str, lang: str) -> Optional[float]:
-        """The decline gate's P(yes) on the answer prompt's material, or None where it does not
-        ask (off, no calibrated threshold for this language, or a question form the calibration does
-        not speak for: `gate.speaks_for`) or cannot read the reply."""
-        if self.settings.gate == "off" or self.thresholds.get(lang) is None or not gate.speaks_for(question):
+    def _gate(self, chat: list, question: str, lang: str) -> Optional[float]:
+        """The decline gate's P(yes) on the answer prompt's material, or None where it does not ask
+        (off, or a question form the calibration does not speak for: `gate.speaks_for`) or cannot
+        read the reply."""
+        if self.settings.gate == "off" or not gate.speaks_for(question):
             return None
         with self.stage("gate"):
-            scores, generations = gate.read(self.llm, [prompt()], [question], lang, self.settings.gate, GATE)
+            scores, generations = gate.read(self.llm, [chat], lang, GATE)
         self.ledger.add(GATE, generations)
         return scores[0]
 

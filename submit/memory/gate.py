@@ -10,7 +10,7 @@ calibration alone, never from one a measurement reads, half of whose questions t
 answers and half it never does; English sets, built from a
 LoCoMo conversation by tools/calibration.py, live outside the repository in the folder
 `Settings.calibration_dir` names) and takes the threshold by the rule in `calibrate`. Pure
-functions; `model_inference` runs the calibration, `dialogue` the gate.
+functions; `calibrating` runs the calibration, `dialogue` the gate.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .. import prompts
-from .lang import WORD, asks_yes_no
+from .lang import asks_yes_no
 
 CALIBRATION_DIR = Path(__file__).resolve().parent.parent / "calibration"
 TOP_K = 20  # alternatives asked for: vLLM's default max_logprobs, llama.cpp's and OpenAI's limit
@@ -31,9 +31,7 @@ NO = {"ru": ("нет",), "en": ("no",)}
 MAX_CALLS = 64  # calibration prompts asked per language, at most
 
 
-MODES = ("off", "calibrated", "quote")
-QUOTE_MAX_TOKENS = 40  # a fact line or the head of an excerpt's line
-QUOTE_MIN_SHARE = 0.8  # of the quote's words that must stand in one line of the material
+MODES = ("off", "calibrated")
 
 
 def speaks_for(question: str) -> bool:
@@ -49,43 +47,12 @@ def ask(lang: str) -> str:
     return prompts.text("gate", lang, "ask")
 
 
-def read(llm, chats: Sequence[list], questions: Sequence[str], lang: str, mode: str, purpose: str) -> tuple:
+def read(llm, chats: Sequence[list], lang: str, purpose: str) -> tuple:
     """The gate's P(yes) (None: unreadable) for each answer chat (the answer prompt as built, its last
-    line the answer's ask), and the generations it took. "calibrated": the one-token question in
-    place of the ask. "quote": first the line holding the answer, copied (`QUOTE_MAX_TOKENS`); a
-    line that does not stand in the material, or none, scores 0; the rest are asked on their own
-    whether they answer the question about the asked person and thing (`gate_check`). Batched:
-    one or two calls for all chats; the calibration and the live gate read alike."""
-    if mode == "calibrated":
-        replies = llm.generate([with_ask(c, ask(lang)) for c in chats], max_tokens=1, purpose=purpose, logprobs=TOP_K)
-        return [p_yes(r.top, lang) for r in replies], replies
-    quoted = llm.generate([with_ask(c, prompts.text("gate", lang, "quote")) for c in chats],
-                          max_tokens=QUOTE_MAX_TOKENS, purpose=purpose)
-    found = [found_quote(r.text, c[-1]["content"]) for r, c in zip(quoted, chats)]
-    asked = [i for i, q in enumerate(found) if q]
-    checks = llm.generate([prompts.render("gate_check", lang, question=questions[i], quote=found[i]) for i in asked],
-                          max_tokens=1, purpose=purpose, logprobs=TOP_K) if asked else []
-    scores: list = [0.0] * len(chats)
-    for i, reply in zip(asked, checks):
-        scores[i] = p_yes(reply.top, lang)
-    return scores, list(quoted) + list(checks)
-
-
-def found_quote(reply: str, material: str) -> Optional[str]:
-    """The reply's quote when it stands in the material: its first line, with list marks and
-    quotes stripped, most of whose words (`QUOTE_MIN_SHARE`) are in one line of the material;
-    None for "нет"/"no", an empty reply, or a line the reader made up.
-    `found_quote("- Я работаю токарем", "...\n- Я работаю токарем [сессия 2]\n...")` is the line."""
-    lines = [ln.strip() for ln in reply.strip().splitlines() if ln.strip()]
-    quote = lines[0].strip(" -•*«»\"'") if lines else ""
-    words = [w.lower() for w in WORD.findall(quote)]
-    if not words or (len(words) <= 2 and words[0] in ("нет", "no")):
-        return None
-    for line in material.splitlines():
-        have = {w.lower() for w in WORD.findall(line)}
-        if sum(w in have for w in words) >= QUOTE_MIN_SHARE * len(words):
-            return quote
-    return None
+    line the answer's ask), the one-token question in its place, and the generations it took:
+    one batched call for all chats, so the calibration and the live gate read alike."""
+    replies = llm.generate([with_ask(c, ask(lang)) for c in chats], max_tokens=1, purpose=purpose, logprobs=TOP_K)
+    return [p_yes(r.top, lang) for r in replies], replies
 
 
 def p_yes(top: Sequence[tuple], lang: str) -> Optional[float]:

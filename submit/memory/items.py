@@ -1,15 +1,7 @@
-"""Lists: by selection (the shown facts judged one by one) or by listing (the reader lists the items).
+"""Lists by listing: the reader lists the items of a question that asks for several things.
 
 A small reader names one or two items of a list among thirty facts, though every item is in
-front of it (bench/results/readers.md). Judging one fact against the question is a task it can
-do: each shown fact line goes with the question into its own one-token yes/no (`items.*.yaml`),
-all in one batched call, and a fact is kept where P(yes) ≥ `KEEP` (the model prefers yes to no).
-Where two or more are kept the question asks for several things: the answer prompt shows only
-the kept facts, and the values of kept facts the reader's sentence leaves out are joined to it.
-One kept fact or none changes nothing. Measured on the 1.5B: it says yes to nearly every fact
-(bench/results/reading.md), so `select` is not the default.
-
-`list` asks instead for the items themselves: where the question's form asks for several things
+front of it (bench/results/readers.md). Where the question's form asks for several things
 (`several`: a plural «какие», «кто из», a plural «мои»), the answer prompt with its facts only goes
 to the reader once more, its last line asking for every item as JSON (`list_ask` in
 `items.*.yaml`, held to LIST_SCHEMA), and the listed items the answer leaves out are joined to it.
@@ -18,23 +10,21 @@ the facts alone are fewer lines to go through (bench/results/reading.md). It sti
 the first line that names several («Lada Vesta, Skoda Octavia и Toyota Camry», the Tiguan of
 a later session left out), so the list is asked twice in one batched call: the facts as shown,
 and each topic's facts latest first (`list_chats`); the items of both are kept. Called by
-`dialogue`; pure but `judge` and `listed`.
+`dialogue` and `decide`; pure but `listed`.
 """
 from __future__ import annotations
 
 import json
 import re
-from typing import Optional, Sequence
+from typing import Sequence
 
 from .. import prompts
 from .lang import NO_INFO, WORD, has_cyrillic
-from .gate import TOP_K, p_yes, with_ask
+from .gate import with_ask
 from .lexical import morph, normalize_word
 from .llm import ITEMS
-from .slots import FactLine
 
-KEEP = 0.5
-MODES = ("off", "select", "list")
+MODES = ("off", "list")
 ALSO = {"ru": "также: ", "en": "also: "}
 LIST_SCHEMA = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}},
                "required": ["items"]}
@@ -42,19 +32,6 @@ LIST_MAX_TOKENS = 200  # a dozen short items; a reply cut here keeps its complet
 MAX_ITEMS = 12
 # The headings of the answer prompts' excerpts (answer*.yaml): the list prompt ends its material before them.
 EXCERPTS = ("Выдержки из диалогов:", "Выдержки из разговоров:", "Conversation excerpts:")
-
-
-def judge(llm, question: str, lines: Sequence[FactLine], lang: str) -> tuple[list[Optional[float]], list]:
-    """Each line's P(yes) that it names what the question asks for (None: the reply names neither
-    word), and the generations spent."""
-    chats = [prompts.render("items", lang, question=question, fact=line.fact.statement) for line in lines]
-    replies = llm.generate(chats, max_tokens=1, purpose=ITEMS, logprobs=TOP_K)
-    return [p_yes(reply.top, lang) for reply in replies], list(replies)
-
-
-def keeps(score: Optional[float]) -> bool:
-    """Whether a line with this P(yes) is kept (an unreadable reply is not)."""
-    return score is not None and score >= KEEP
 
 
 def _stems(text: str) -> set:
@@ -70,16 +47,10 @@ def _covered(text: str, other: str) -> bool:
     return bool(words) and all(w[:5] in stems or normalize_word(w) in lemmas for w in words)
 
 
-def joined(answer: str, kept: Sequence[FactLine], lang: str) -> str:
-    """The answer with the kept facts' values it does not mention joined to it, in the facts'
-    order: `joined("Вы держите кроликов.", [кролики, куры], "ru")` is
-    "Вы держите кроликов (также: куры)." — a value counts as mentioned when every word of
-    it is in the answer (`_covered`: its first five letters or its lemma, so endings may differ)."""
-    return joined_values(answer, [line.fact.value for line in kept], lang)
-
-
 def left_out(answer: str, values: Sequence[str]) -> list[str]:
-    """The values the answer does not mention (`joined`'s rule), in order, each once."""
+    """The values the answer does not mention, in order, each once: a value counts as mentioned when
+    every word of it is in the answer (`_covered`: its first five letters or its lemma, so endings
+    may differ)."""
     missing: list[str] = []
     for value in (v.strip() for v in values):
         if value and _stems(value) and not _covered(value, answer) and value not in missing:
@@ -88,7 +59,9 @@ def left_out(answer: str, values: Sequence[str]) -> list[str]:
 
 
 def joined_values(answer: str, values: Sequence[str], lang: str) -> str:
-    """The answer with the values it does not mention (`joined`'s rule) joined to it, in order."""
+    """The answer with the values it does not mention (`left_out`) joined to it, in order:
+    `joined_values("Вы держите кроликов.", ["кролики", "куры"], "ru")` is
+    «Вы держите кроликов (также: куры).»"""
     missing = left_out(answer, values)
     if not missing:
         return answer

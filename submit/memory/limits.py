@@ -1,7 +1,7 @@
 """What each field of the settings tree may hold, stated at the field and checked at construction.
 
 A field says its limits in its metadata (`count(1, 32_768)`, `seconds(7 * 24 * 3600)`,
-`one_of(ABSTAIN_MODES)`); the record's `__post_init__` calls `check_fields`, so a value out of
+`one_of(gate.MODES)`); the record's `__post_init__` calls `check_fields`, so a value out of
 range never gets past the record it was given to (`Settings(context_chars=0)` raises). Values
 outside are explicit nonsense, refused with the field's name. Called by `dialogue.Settings`,
 `budget.BudgetSettings` and `submit.config.Config`.

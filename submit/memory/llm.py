@@ -20,16 +20,15 @@ Chat = list  # of {"role": str, "content": str}
 
 # What a call is for, said by the caller: the ledger counts by it, the time budget measures the
 # extraction stage by it (`guard.Ticket`), and `split:` sends the structured calls to its first
-# backend. The extraction stage is the three structured calls about facts; the abstention check
-# has a schema too, but it reads the answer's material, so it is the answer's.
+# backend. The extraction stage is the three structured calls about facts; the cited answer's
+# quotes have a schema too, but they read the answer's material, so they are the answer's.
 EXTRACT, VERSIONS, VERSIONS_CHECK = "extract", "versions", "versions_check"
-ANSWER, SHORTEN, ABSTAIN = "answer", "shorten", "abstain"
+ANSWER, SHORTEN = "answer", "shorten"
 # The decline gate's one-token question (`gate`): its probabilities, not its text, are read; the
 # run's calibration asks it of the shipped calibration prompts first.
 GATE, CALIBRATE = "gate", "calibrate"
-ITEMS = "items"  # lists by selection: each shown fact judged against the question, one token each
-SECOND_LOOK = "second_look"  # an answer a call-free rule or the reader declined, asked again of the lines it is about
-PURPOSES = (EXTRACT, VERSIONS, VERSIONS_CHECK, ANSWER, SHORTEN, ABSTAIN, GATE, CALIBRATE, ITEMS, SECOND_LOOK)
+ITEMS = "items"  # lists by listing: the items of a question that asks for several things
+PURPOSES = (EXTRACT, VERSIONS, VERSIONS_CHECK, ANSWER, SHORTEN, GATE, CALIBRATE, ITEMS)
 STRUCTURED = frozenset({EXTRACT, VERSIONS, VERSIONS_CHECK})
 
 

@@ -1,7 +1,7 @@
 """Prompts as files: `<task>.<lang>.yaml` with `system` and `user` Jinja templates.
 
 A file may hold other named templates besides the chat (`ask`: the answer prompt's last
-line, which the abstention check replaces with its own question); `text` renders one.
+line, which the gate replaces with its own question); `text` renders one.
 
 Rendered with StrictUndefined, so a missing variable fails loudly. Prompts never hold
 the current date or ids the model could invent; the code supplies them.
