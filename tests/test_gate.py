@@ -311,6 +311,10 @@ def test_several_reads_the_question_form():
     assert items.several("Чего я боюсь?") and items.several("Чем я увлекаюсь?") and items.several("О чём я жалею?")
     assert items.several("Каким спортом я занимаюсь?")
     assert not items.several("Какой мой любимый фильм?") and not items.several("Как меня зовут?")
+    # one value of several asked, the current, the chosen or the best: no list to join to it
+    assert not items.several("Каким спортом я сейчас занимаюсь?") and not items.several("Что я в итоге выбрал?")
+    assert not items.several("Что я больше всего люблю есть?") and not items.several("Какой самый большой мой улов?")
+    assert items.several("Какие самые любимые книги у меня?")  # the best ones, plural
 
 
 def test_parse_items_keeps_the_complete_items_of_a_cut_reply():

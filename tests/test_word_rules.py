@@ -213,6 +213,7 @@ def test_the_contest_class_declines_a_draft_by_the_check_it_fails(check, said, q
     assert model.answer_to_question("d", question) == (NO_INFO if check else draft)
     stats = model.memory_stats("d")
     assert stats["declined"] == check and stats["quotes"] == [f"Пользователь: {said}"]
+    assert stats["draft"] == draft  # the reader's own answer, declined or not
 
 
 def test_the_readers_own_decline_is_not_judged_as_an_answer_with_or_without_its_period():

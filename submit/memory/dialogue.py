@@ -129,6 +129,7 @@ class Answer:
     speaker_margin: Optional[float] = None  # gate.speaker_margin, where the question names one of two people
     listed: tuple = ()  # the items joined to the answer: the list asks' (`lists="list"`) or the bound reply's
     quotes: tuple = ()  # the material lines (topic, line) the answer rests on, as decide.quoted found them
+    draft: Optional[str] = None  # the reader's own answer, before the decision (declined or not)
     timings: dict = field(default_factory=dict)
 
     @property
@@ -217,7 +218,7 @@ class DialogueMemory:
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
                       declined_by=None if verdict.declined_by == decide.OWN else verdict.declined_by,
                       p_yes=p_yes, speaker_margin=margin, listed=added, quotes=verdict.held,
-                      timings=dict(self.timings))
+                      draft=reply.answer if reply else None, timings=dict(self.timings))
 
     def _about_the_other(self, margin: Optional[float], lang: str) -> bool:
         """The speaker decline: the question's person matches it worse than the other one does by
