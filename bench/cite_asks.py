@@ -64,20 +64,20 @@ def table(args) -> int:
     rows = {r["id"]: r for r in readers.prompt_rows(args.prompts)}
     print("| ask | questions | replies | a quote in the material | its own answer quoted |")
     print("|---|---|---|---|---|")
+    counts: dict = {}  # (ask, answerable) -> [replies, a quote in the material, its own answer quoted]
+    for r in readers.rows_of(args.files):
+        reply = decide.cited(r["draft"], r["raw"])
+        lines = answer_step.material(rows[r["id"]]["messages"], rows[r["id"]]["question"])
+        own = (reply.answer or "").strip(" .")
+        found = counts.setdefault((r["ask"], r["answerable"]), [0, 0, 0])
+        found[0] += 1
+        found[1] += bool(decide.quoted(reply, lines))
+        found[2] += any(q.strip(" .") == own for q in reply.quotes)
     for name in ASKS:
         for answerable in (True, False):
-            found = [r for r in readers.rows_of(args.files) if r["ask"] == name and r["answerable"] is answerable]
-            if not found:
-                continue
-            held = selfs = 0
-            for r in found:
-                reply = decide.cited(r["draft"], r["raw"])
-                lines = answer_step.material(rows[r["id"]]["messages"], rows[r["id"]]["question"])
-                held += bool(decide.quoted(reply, lines))
-                own = (reply.answer or "").strip(" .")
-                selfs += any(q.strip(" .") == own for q in reply.quotes)
-            kind = "answerable" if answerable else "no answer"
-            print(f"| {name} | {kind} | {len(found)} | {held} | {selfs} |")
+            if (name, answerable) in counts:
+                replies, held, selfs = counts[name, answerable]
+                print(f"| {name} | {'answerable' if answerable else 'no answer'} | {replies} | {held} | {selfs} |")
     return 0
 
 

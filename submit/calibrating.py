@@ -30,24 +30,24 @@ log = logging.getLogger("gigamemory")
 
 
 class Calibrator:
-    """Per language: `calibrations` (the gate's, as found), `thresholds` (where it is on),
-    `speaker_calibrations` and `speaker_thresholds`, `switches` (the answer checks, the gate's
-    threshold among them); the dialogue memories share the last two. `llm` is the backend as built
+    """Per language: `calibrations` (the gate's, as found), `speaker_calibrations` and
+    `speaker_thresholds`, `switches` (the answer checks, the gate's threshold among them, where it
+    is on); the dialogue memories share the last two. `llm` is the backend as built
     (its name and whether it gives logprobs), `guarded` the same behind the run's guard, which the
     calls go through."""
 
     def __init__(self, llm: LLM, guarded: LLM, embedder: Embedder, settings: Settings):
         self.llm, self._llm, self.embedder, self.settings = llm, guarded, embedder, settings
         self.calibrations: dict[str, gate.Calibration] = {}
-        self.thresholds: dict[str, float] = {}
         self.speaker_calibrations: dict[str, gate.Calibration] = {}
         self.speaker_thresholds: dict[str, float] = {}
         self.switches: dict[str, decide.Switches] = {}
 
     def ensure(self, lang: str) -> None:
-        """The decline gate's threshold for `lang`, chosen once per run by `gate.calibrate` from this
-        run's own model's P(yes) over the shipped calibration prompts; where it cannot be chosen,
-        the gate stays off for the language and the calibration says why. Never raises (StopRun aside)."""
+        """The calibrations for `lang`, once per run: the gate's threshold (`gate.calibrate`) and the
+        checks (`decide.switch`) from this run's own model over the shipped calibration prompts, and
+        the speaker margin; where one cannot be made, its decline stays off and the calibration says
+        why. Never raises (StopRun aside)."""
         if lang in self.calibrations:
             return
         kept = self._kept(lang)
@@ -57,7 +57,6 @@ class Calibrator:
             self._calibrate_now(lang)
             if kept is not None:
                 self._keep(lang, kept)
-        found = self.calibrations[lang]
         try:
             speaker = self._speaker_calibration(lang)
         except Exception as error:  # the speaker decline off; the answers go on
@@ -68,8 +67,6 @@ class Calibrator:
             self.speaker_thresholds[lang] = speaker.threshold
         log.info("gigamemory: speaker decline (%s) %s: %s; threshold %s, AUC %s", lang,
                  "on" if speaker.on else "off", speaker.why, speaker.threshold, speaker.auc)
-        if found.on:
-            self.thresholds[lang] = found.threshold
 
     def _calibrate_now(self, lang: str) -> None:
         """The gate's calibration and the checks', asked of the model now."""

@@ -9,7 +9,7 @@ reasons an answer record carries itself are the memory's (`memory.dialogue`).
 """
 from __future__ import annotations
 
-from .memory.dialogue import MEMORY_ANSWER  # the memory's own: why an Answer came without the reader
+from .memory.dialogue import EMPTY_ANSWER, MEMORY_ANSWER  # noqa: F401  (the memory's own reasons, named here too)
 
 WRITE_ERROR = "write_error"  # a pair could not be written
 RAW_EVIDENCE = "raw_evidence"  # the answer with facts failed; answered from the excerpts alone

@@ -82,10 +82,9 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.breaker = guard.Breaker()
         self.memories: dict[str, DialogueMemory] = {}
         # The run's calibrations, once per language it is asked in (calibrating.py); their
-        # thresholds and switches are shared by every dialogue's memory.
+        # speaker thresholds and switches are shared by every dialogue's memory.
         self.calibrator = Calibrator(self.llm, self._llm, self.embedder, self.config.memory)
         self.calibrations = self.calibrator.calibrations
-        self.thresholds = self.calibrator.thresholds
         self.speaker_calibrations = self.calibrator.speaker_calibrations
         self.speaker_thresholds = self.calibrator.speaker_thresholds
         self.switches = self.calibrator.switches
@@ -289,7 +288,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         calibration = self.calibrations.get(trace.lang) if trace else None
         if calibration is None:
             return None
-        threshold = self.thresholds.get(trace.lang)
+        threshold = self.switches[trace.lang].threshold if trace.lang in self.switches else None
         speaker = self.speaker_calibrations.get(trace.lang)
         return {"p_yes": trace.p_yes, "threshold": threshold,
                 "gated": trace.p_yes is not None and threshold is not None and trace.p_yes < threshold,

@@ -94,20 +94,18 @@ def citing_llm(replies=()):
     where no line shares one). A test of the answer path scripts its drafts only; one of the cite
     call scripts its replies on a plain ScriptedLLM."""
     from submit.memory import answer, decide
-    from submit.memory.llm import Generation, ScriptedLLM
+    from submit.memory.llm import ScriptedLLM
 
     class CitingLLM(ScriptedLLM):
         def _one(self, chat, max_tokens, schema):
-            if schema != decide.CITE_SCHEMA:
-                return super()._one(chat, max_tokens, schema)
-            self.history.append((chat, max_tokens, schema))
-            draft = answer.lemmas_of(chat[-2]["content"])
-            lines = [line for line in chat[-3]["content"].splitlines() if line.strip()][:-2]  # the question and ask aside
-            shared = [(len(draft & answer.lemmas_of(line)), line) for line in lines]
-            best = max(shared, default=(0, ""), key=lambda pair: pair[0])
-            text = json.dumps({"quotes": [best[1].lstrip("- ")] if best[0] else []}, ensure_ascii=False)
-            return Generation(text=text, prompt_tokens=sum(self.count_tokens(m["content"]) for m in chat),
-                              output_tokens=self.count_tokens(text))
+            if schema == decide.CITE_SCHEMA:  # its own reply goes first, the test's queue stays as it was
+                draft = answer.lemmas_of(chat[-2]["content"])
+                lines = [line for line in chat[-3]["content"].splitlines() if line.strip()][:-2]  # question, ask aside
+                shared = [(len(draft & answer.lemmas_of(line)), line) for line in lines]
+                best = max(shared, default=(0, ""), key=lambda pair: pair[0])
+                self.queue.appendleft(json.dumps({"quotes": [best[1].lstrip("- ")] if best[0] else []},
+                                                 ensure_ascii=False))
+            return super()._one(chat, max_tokens, schema)
 
     return CitingLLM(replies)
 

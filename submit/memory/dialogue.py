@@ -209,11 +209,11 @@ class DialogueMemory:
                               fallback=EMPTY_ANSWER, speaker_margin=margin, timings=dict(self.timings))
         verdict = decide.decide(question, reply, answer_step.material(chat, question), switches, p_yes)
         text, added = verdict.text, verdict.added
-        if not verdict.declined and self.settings.shorten:
-            text = self._shorten(question, text, lang)
-        if self.settings.answer_stage == "cite" and not verdict.declined:  # its reply lists no items of its own
-            listed = self._listed(chat, question, lang, lines)
-            if listed:
+        if not verdict.declined:
+            if self.settings.shorten:
+                text = self._shorten(question, text, lang)
+            listed = self._listed(chat, question, lang, lines) if self.settings.answer_stage == "cite" else []
+            if listed:  # the cited reply lists no items of its own
                 text, added = items.joined_values(text, listed, lang), tuple(listed)
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
                       declined_by=None if verdict.declined_by == decide.OWN else verdict.declined_by,
@@ -238,10 +238,10 @@ class DialogueMemory:
         return found
 
     def _gate(self, chat: list, question: str, lang: str) -> Optional[float]:
-        """The decline gate's P(yes) on the answer prompt's material, or None where it does not ask
-        (off, or a question form the calibration does not speak for: `gate.speaks_for`) or cannot
-        read the reply."""
-        if self.settings.gate == "off" or not gate.speaks_for(question):
+        """The decline gate's P(yes) on the answer prompt's material (asked where the run's
+        calibration turned the gate on), or None for a question form the calibration does not speak
+        for (`gate.speaks_for`) or a reply it cannot read."""
+        if not gate.speaks_for(question):
             return None
         with self.stage("gate"):
             scores, generations = gate.read(self.llm, [chat], lang, GATE)
