@@ -90,10 +90,10 @@ def several(question: str) -> bool:
     them lists), 8 of the 124 others («Сколько лет моим внукам?», «Что я собираюсь посадить?»),
     where a list of one item changes nothing and a list of the earlier values joins them. False
     where the question asks one value of them, the current or the best (`ONE_OF_THEM`: «Каким
-    хобби я сейчас занимаюсь?», «Что я больше всего люблю есть?», «Что я в итоге выбрал?»), whose
+    спортом я сейчас занимаюсь?», «Какой фильм мне нравится больше всего?», «Что я в итоге купил?»), whose
     list would join the earlier values or the others to the one asked (held out, 5 of the 1.5B's 40
     answers carried such an item); of the 215 questions of Russian dev, both probes, the dev users
-    and the calibration set it turns one off, an update's («Каким хобби я сейчас занимаюсь …?»)."""
+    and the calibration set it turns one off, an update's."""
     if ONE_OF_THEM.search(question):
         return False
     words = WORD.findall(question.lower())
