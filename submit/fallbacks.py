@@ -4,7 +4,7 @@ counts, named once.
 `FAILED` are the reasons that mean something failed, so the answer did not come from the LLM
 (local_eval marks such a record incomplete and runs it again); the others are the model's own
 doing or the time budget's (`budget_level_N`, `EMPTY_ANSWER`), or a backend that started in
-place of the one asked for. Called by `model_inference` and local_eval's `scoring`; the two
+place of the one asked for. Called by `model_inference`, `runtime` and local_eval's `scoring`; the two
 reasons an answer record carries itself are the memory's (`memory.dialogue`).
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ the engine at once. `run_with_ceiling` owns that thread: it starts the work, wai
 the ceiling, and cancels the ticket when the wait runs out. The `Breaker` stops trying the
 LLM after repeated failures and probes it now and then. Every wait (the ceiling, the gate's
 grace) is made on a `Clock`; `ManualClock`, beside it, is the time tests move themselves, so a
-loaded machine can neither pass a ceiling nor hold one. Called by `model_inference`.
+loaded machine can neither pass a ceiling nor hold one. Called by `runtime` (and the clock by `model_inference`).
 """
 from __future__ import annotations
 

@@ -3,18 +3,13 @@
 It reads the configuration once, builds the LLM before anything touches CUDA (vLLM's
 rule), keeps one `DialogueMemory` per dialogue id, and turns any failure into an answer,
 counting it in `fallbacks` so evaluation reports it instead of hiding it. Nothing raises
-out of the three contest methods. Each answer goes: plan (the time budget sizes this
-dialogue's extraction from the backend's measured speed), breaker (skip an LLM that keeps
-failing, probing it now and then), run under the ceiling (`guard.run_with_ceiling`: past it
-the safe reply comes back and the abandoned work stops before its next call), settle
-(count what failed, teach the breaker and the budget).
+out of the three contest methods. Each answer runs through `runtime.Runtime` (plan, breaker,
+ceiling, settle) after the run's calibration of the question's language (`calibrating.py`).
 """
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import List, Optional
 
 from models import Message
@@ -25,38 +20,14 @@ from . import guard
 from .calibrating import Calibrator
 from .config import Config, embedder_chain, resolve_llm
 from .memory.answer import NO_INFO, detect_lang
-from .memory.budget import FULL, STRICT, TOP_TURNS, Plan, TimeBudget
 from .memory.dialogue import Answer, DialogueMemory
 from .memory.embed import CachedEmbedder, Embedder, first_working
-from .memory.facts import STRICT_MIN_CHARS
 from .memory.llm import LLM, StopRun
 from .memory.llm_backends import make_llm
 from .memory.turns import clean_text
+from .runtime import Runtime
 
 log = logging.getLogger("gigamemory")
-BUSY_GRACE_S = 5.0  # how long a call waits for an exclusive backend held by abandoned work
-
-
-@dataclass
-class Outcome:
-    """What an answer's work hands back: the answer (None: the safe reply) and the fallbacks
-    to count, which only the caller counts, and only if it took the outcome in time."""
-    answer: Optional[Answer] = None
-    reasons: list = field(default_factory=list)
-    llm_failed: bool = False
-    error: Optional[BaseException] = None  # StopRun, passed on to the caller
-
-
-@dataclass
-class Job:
-    """One answer's work: the memory it reads, the question, the plan, and its outcome."""
-    memory: DialogueMemory
-    busy: threading.Lock  # one worker per dialogue memory at a time
-    question: str
-    plan: Plan
-    use_llm: bool
-    ticket: guard.Ticket
-    outcome: Outcome = field(default_factory=Outcome)
 
 
 class SubmitModelWithMemory(ModelWithMemory):
@@ -75,22 +46,17 @@ class SubmitModelWithMemory(ModelWithMemory):
         self.embedder = embedder or self._build_embedder()
         if self.config.embed_cache_dir:
             self.embedder = CachedEmbedder(self.embedder, f"{self.config.embed_cache_dir}/embeddings.sqlite")
-        self.budget = TimeBudget(self.config.budget, self.clock, prior_rate=self.llm.prior_seconds_per_prompt)
-        grace = min(BUSY_GRACE_S, 0.1 * self.config.budget.answer_ceiling_s)
-        self._llm = guard.GuardedLLM(self.llm, guard.Gate(not self.llm.concurrent_calls, grace, self.clock))
-        self._embedder = guard.GuardedEmbedder(self.embedder, guard.Gate(True, grace, self.clock))
-        self.breaker = guard.Breaker()
+        self.runtime = Runtime(self.llm, self.embedder, self.config, self.clock, self.fallbacks)
+        self.budget, self.breaker, self.plans = self.runtime.budget, self.runtime.breaker, self.runtime.plans
         self.memories: dict[str, DialogueMemory] = {}
         # The run's calibrations, once per language it is asked in (calibrating.py); their
         # speaker thresholds and switches are shared by every dialogue's memory.
-        self.calibrator = Calibrator(self.llm, self._llm, self.embedder, self.config.memory)
+        self.calibrator = Calibrator(self.llm, self.runtime.llm, self.embedder, self.config.memory)
         self.calibrations = self.calibrator.calibrations
         self.speaker_calibrations = self.calibrator.speaker_calibrations
         self.speaker_thresholds = self.calibrator.speaker_thresholds
         self.switches = self.calibrator.switches
         self.traces: dict[str, Answer] = {}
-        self.plans: dict[str, Plan] = {}
-        self._busy: dict[str, threading.Lock] = {}
         log.info("gigamemory: llm=%s embedder=%s", self.llm.name, self.embedder.name)
 
     def _build_llm(self) -> LLM:
@@ -111,9 +77,8 @@ class SubmitModelWithMemory(ModelWithMemory):
 
     def _memory(self, key: str) -> DialogueMemory:
         if key not in self.memories:
-            self.memories[key] = DialogueMemory(self._llm, self._embedder, self.config.memory, self.switches,
-                                                self.speaker_thresholds)
-            self._busy[key] = threading.Lock()
+            self.memories[key] = DialogueMemory(self.runtime.llm, self.runtime.embedder, self.config.memory,
+                                                self.switches, self.speaker_thresholds)
         return self.memories[key]
 
     def write_to_memory(self, messages: List[Message], dialogue_id: str) -> None:
@@ -140,133 +105,18 @@ class SubmitModelWithMemory(ModelWithMemory):
             return NO_INFO["ru"]
 
     def _answer(self, key: str, question: str, started: float) -> str:
-        """Plan, breaker, run under the ceiling, settle."""
-        memory = self._memory(key)
-        use_llm, probe = self.breaker.allow()
-        job = Job(memory, self._busy[key], question, self._plan(memory, key), use_llm,
-                  guard.Ticket(self.clock))
-        finished = guard.run_with_ceiling(lambda: self._work(job), job.ticket, self.budget.remaining(started))
-        self.budget.done()
-        outcome = job.outcome if finished else self._abandoned(key, use_llm)
-        if outcome.error is not None:
-            raise outcome.error
-        self._settle(outcome, use_llm, probe, job.ticket)
-        if outcome.answer is None:
-            self.fallbacks[why.NO_INFORMATION] += 1
+        answer = self.runtime.answer(self._memory(key), key, question, started)
+        if answer is None:
             return NO_INFO[detect_lang(question)]
-        self.traces[key] = outcome.answer
-        return outcome.answer.text
-
-    def _abandoned(self, key: str, use_llm: bool) -> Outcome:
-        log.error("answer for dialogue %r passed the %.0f s ceiling", key[:100], self.config.budget.answer_ceiling_s)
-        return Outcome(reasons=[why.CEILING], llm_failed=use_llm)
-
-    def _plan(self, memory: DialogueMemory, key: str) -> Plan:
-        """This dialogue's extraction, from its candidate prompts and the backend's learned speed."""
-        user = [t for t in memory.store.user_turns() if t.text.strip()]
-        strict = sum(1 for t in user if len(t.text) >= STRICT_MIN_CHARS)
-        if self.config.time_budget:
-            plan = self.budget.plan({FULL: len(user), STRICT: strict, TOP_TURNS: strict})
-        else:  # an eval run without the contest's budget: every dialogue gets full extraction
-            plan = Plan(FULL, len(user), float("inf"), 0.0)
-        self.plans[key] = plan
-        if plan.level != FULL and not plan.calibration:
-            self.fallbacks[why.budget_level(plan.level)] += 1
-        log.info("dialogue %r: extraction level %d (%d prompts), %s s/prompt learned, allowance %.1f s",
-                 key[:100], plan.level, plan.prompts, self.budget.stats()["seconds_per_prompt"], plan.allowance_s)
-        return plan
-
-    def _settle(self, outcome: Outcome, use_llm: bool, probe: bool, ticket: guard.Ticket) -> None:
-        """Count the outcome's fallbacks and teach the breaker what the LLM did."""
-        self.fallbacks.update(outcome.reasons)
-        if not use_llm:
-            return
-        if outcome.llm_failed:
-            self.breaker.failure(probe)
-            if self.breaker.open:
-                log.error("gigamemory: %d LLM failures in a row; answering from memory", self.breaker.failures)
-        elif ticket.calls_done:
-            self.breaker.success()
-
-    def _work(self, job: Job) -> None:
-        """The answer's work, on the ceiling's thread; reports what its LLM calls cost."""
-        start = job.ticket.clock()
-        finished = False
-        try:
-            # an earlier answer's work may linger
-            if job.ticket.clock.acquire(job.busy, self.config.budget.answer_ceiling_s):
-                try:
-                    self._fill(job)
-                    finished = job.ticket.calls_done > 0 and not job.outcome.llm_failed
-                finally:
-                    job.busy.release()
-        except guard.Cancelled:
-            pass  # abandoned: nobody reads this outcome
-        except StopRun as error:
-            job.outcome.error = error
-        except Exception:
-            log.exception("answer worker failed")
-            job.outcome.reasons.append(why.ANSWER_ERROR)
-        finally:
-            self._report(job.ticket, job.ticket.clock() - start, finished)
-
-    def _report(self, ticket: guard.Ticket, seconds: float, finished: bool) -> None:
-        """What this answer's extraction and the rest cost, for the budget. Abandoned work says
-        nothing: a call that hung for minutes is a fault, not the backend's speed, and one such
-        measurement would hold extraction off for the whole window."""
-        if ticket.cancelled.is_set():
-            return
-        other = seconds - ticket.extract_seconds if finished else None  # only normal LLM answers
-        self.budget.observe(ticket.extract_seconds, ticket.extract_prompts, other)
-
-    def _fill(self, job: Job) -> None:
-        memory, outcome = job.memory, job.outcome
-        if job.use_llm:
-            outcome.answer = self._ladder(memory, job.question, job.plan, outcome)
-        else:
-            outcome.reasons.append(why.BREAKER_OPEN)
-        if outcome.answer is None:
-            outcome.llm_failed = job.use_llm
-            outcome.answer = self._from_memory(memory, job.question, outcome)
-
-    def _ladder(self, memory: DialogueMemory, question: str, plan: Plan, outcome: Outcome) -> Optional[Answer]:
-        """Full answer -> raw evidence only -> None (answered from memory); each rung counted."""
-        for use_facts, rung in ((True, None), (False, why.RAW_EVIDENCE)):
-            try:
-                result = memory.answer(question, use_facts=use_facts, plan=plan)
-            except (StopRun, guard.Cancelled):  # a replay miss must stop the eval; abandoned work just stops
-                raise
-            except guard.EngineBusy:  # the engine is held by abandoned work: do not queue behind it
-                outcome.reasons.append(why.ENGINE_BUSY)
-                return None
-            except Exception:
-                log.exception("answer failed (facts=%s)", use_facts)
-                continue
-            if rung:
-                outcome.reasons.append(rung)
-            if result.fallback:
-                outcome.reasons.append(result.fallback)
-            return result
-        return None
-
-    def _from_memory(self, memory: DialogueMemory, question: str, outcome: Outcome) -> Optional[Answer]:
-        """An answer without the LLM (`DialogueMemory.recall`), or None: the caller's safe reply."""
-        try:
-            answer = memory.recall(question)
-        except guard.Cancelled:
-            raise
-        except Exception:  # the embedder may be the broken part
-            log.exception("answering from memory failed")
-            return None
-        if answer is not None:
-            outcome.reasons.append(why.MEMORY_ANSWER)
-        return answer
+        self.traces[key] = answer
+        return answer.text
 
     def clear_memory(self, dialogue_id: str) -> None:
         try:
             key = clean_text(dialogue_id)
-            for table in (self.memories, self.traces, self.plans, self._busy):
+            for table in (self.memories, self.traces):
                 table.pop(key, None)
+            self.runtime.forget(key)
         except Exception:  # never raises: a failed clear only keeps a dialogue in memory
             self.fallbacks[why.CLEAR_ERROR] += 1
             log.exception("clear_memory failed")
@@ -309,8 +159,7 @@ class SubmitModelWithMemory(ModelWithMemory):
         memory = self.memories.get(key)
         if memory is None:
             return None
-        plan = self.plans.get(key)
-        budget = {**self.budget.stats(), **({"level": plan.level, "prompts": plan.prompts} if plan else {})}
+        budget = self.runtime.stats(key)
         try:
             return {"llm": memory.ledger.totals(), "timings": dict(memory.timings),
                     "extraction": dict(memory.extraction), "facts": len(memory.facts),

@@ -14,7 +14,7 @@ turns retrieval ranks highest for the question (N as many as fit), 3 NO_EXTRACTI
 where one is known, otherwise the first dialogue extracts a small calibration batch; a
 rate so slow that nothing is extracted is re-measured every `remeasure_every` dialogues.
 Only answers that finished inside their ceiling teach it: a hung call is not a speed.
-`remaining` bounds each answer by the hard ceiling. Called by `model_inference` (which
+`remaining` bounds each answer by the hard ceiling. Called by `runtime` (which
 owns the clock and feeds the measurements) and `dialogue` (which reads the level).
 """
 from __future__ import annotations
