@@ -7,8 +7,10 @@ language it is asked in (before the first answer's ceiling starts).
   them, in one batched call a step.
 
 Where `Settings.calibration_cache` names a folder, each calibration is kept there per model, set,
-stage and asks, and the next run of the same model takes it instead of asking again (a CPU reader
-needs half an hour for 64 prompts; the contest's run keeps nothing and calibrates once). Nothing
+stage and asks — the gate's scores and the model's replies, not the switches — and the next run of
+the same model takes it instead of asking again, deciding the switches anew with the checks of its
+own code (a CPU reader needs half an hour for 64 prompts; the contest's run keeps nothing and
+calibrates once). Nothing
 here raises out of `ensure` (StopRun aside): a calibration that fails leaves its decline off and
 says why.
 """
@@ -42,6 +44,7 @@ class Calibrator:
         self.speaker_calibrations: dict[str, gate.Calibration] = {}
         self.speaker_thresholds: dict[str, float] = {}
         self.switches: dict[str, decide.Switches] = {}
+        self._replies: dict[str, list] = {}  # the model's replies to the calibration prompts, to keep
 
     def ensure(self, lang: str) -> None:
         """The calibrations for `lang`, once per run: the gate's threshold (`gate.calibrate`) and the
@@ -51,9 +54,7 @@ class Calibrator:
         if lang in self.calibrations:
             return
         kept = self._kept(lang)
-        if kept is not None and kept.is_file():
-            self._take_kept(lang, kept)
-        else:
+        if not (kept is not None and kept.is_file() and self._take_kept(lang, kept)):
             self._calibrate_now(lang)
             if kept is not None:
                 self._keep(lang, kept)
@@ -82,13 +83,16 @@ class Calibrator:
                  lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
                  [[i, a, p] for i, a, p in found.scores])
         try:
-            switches = self._switches(lang, found)
+            switches = self._switches(lang, found, self._asked(lang))
         except StopRun:
             raise
         except Exception as error:  # no calibration, no check earned: the reader's own answers stand
             log.exception("gigamemory: the answer checks' calibration failed")
             switches = decide.Switches(frozenset(), None, {"checks": f"off: calibration failed: "
                                                                      f"{type(error).__name__}: {error}"})
+        self._set_switches(lang, switches)
+
+    def _set_switches(self, lang: str, switches: decide.Switches) -> None:
         self.switches[lang] = switches
         log.info("gigamemory: answer checks (%s): %s", lang,
                  "; ".join(f"{name} {said}" for name, said in switches.why.items()))
@@ -109,13 +113,26 @@ class Calibrator:
         name = f"{lang}.{hashlib.sha256(what.encode()).hexdigest()[:16]}.json"
         return Path(settings.calibration_cache) / name
 
-    def _take_kept(self, lang: str, kept: Path) -> None:
-        data = json.loads(kept.read_text(encoding="utf-8"))
-        found = data["gate"]
-        self.calibrations[lang] = gate.Calibration(**{**found, "scores": tuple(tuple(s) for s in found["scores"])})
-        said = data["switches"]
-        self.switches[lang] = decide.Switches(frozenset(said["on"]), said["threshold"], said["why"])
+    def _take_kept(self, lang: str, kept: Path) -> bool:
+        """The kept gate calibration and replies, the switches decided from those replies now; False
+        (nothing taken: the caller calibrates anew and keeps that) where the file is not one this code
+        keeps — an older form that kept the switches, or a broken one."""
+        try:
+            data = json.loads(kept.read_text(encoding="utf-8"))
+            found = data["gate"]
+            found = gate.Calibration(**{**found, "scores": tuple(tuple(s) for s in found["scores"])})
+            replies = data["replies"]
+            if replies is not None:
+                replies = [None if r is None else decide.Reply(r["answer"], tuple(r["quotes"]), tuple(r["items"]))
+                           for r in replies]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            log.warning("gigamemory: the kept calibration %s is not one this code reads (%s: %s); calibrating anew",
+                        kept, type(error).__name__, error)
+            return False
+        self.calibrations[lang] = found
+        self._set_switches(lang, self._switches(lang, found, replies))
         log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.name, kept)
+        return True
 
     def _keep(self, lang: str, kept: Path) -> None:
         """The calibration written where the next run of the same model on the same set finds it; a
@@ -123,27 +140,41 @@ class Calibrator:
         found, switches = self.calibrations[lang], self.switches[lang]
         if "calibration failed" in found.why or "calibration failed" in str(switches.why):
             return
-        said = {"on": sorted(switches.on), "threshold": switches.threshold, "why": switches.why}
+        replies = self._replies.get(lang)
+        kept_replies = None if replies is None else [
+            None if r is None else {"answer": r.answer, "quotes": list(r.quotes), "items": list(r.items)}
+            for r in replies]
         try:
             kept.parent.mkdir(parents=True, exist_ok=True)
-            kept.write_text(json.dumps({"model": self.llm.name, "gate": found.as_dict(), "switches": said},
+            kept.write_text(json.dumps({"model": self.llm.name, "gate": found.as_dict(), "replies": kept_replies},
                                        ensure_ascii=False, indent=1), encoding="utf-8")
         except OSError:
             log.exception("gigamemory: the calibration could not be kept in %s", kept)
 
-    def _switches(self, lang: str, found: gate.Calibration) -> decide.Switches:
-        """The checks this run's model earns (`decide.switch`): its answers to the calibration prompts
-        as the stage asks them (`decide.replies`, batched), beside the gate's calibration `found`."""
+    def _asked(self, lang: str) -> Optional[list]:
+        """The model's replies to the calibration prompts as the stage asks them (`decide.replies`,
+        batched; a Reply or None each), kept for `_keep`; None where no calibration pass is made
+        (the gate off in the config, or no set for the language)."""
+        path, _ = self._calibration_file(lang)
+        if self.settings.gate == "off" or path is None:
+            return None
+        items = gate.load_set(path)
+        replies, _ = decide.replies(self._llm, [item["messages"] for item in items], lang, self.settings.answer_stage,
+                                    self.settings.answer_max_tokens, CALIBRATE)
+        self._replies[lang] = replies
+        return replies
+
+    def _switches(self, lang: str, found: gate.Calibration, replies: Optional[list]) -> decide.Switches:
+        """The checks this run's model earns (`decide.switch`) by its `replies` to the calibration
+        prompts (`_asked`), beside the gate's calibration `found`."""
         if self.settings.gate == "off":  # no calibration pass at all: every check on, uncalibrated
             return decide.Switches(frozenset(decide.CHECKS), None,
                                    {"checks": "all on, not calibrated: the gate is off in the config, and with it "
                                               "the calibration pass"})
         path, where = self._calibration_file(lang)
-        if path is None:
+        if path is None or replies is None:
             return decide.Switches(frozenset(), None, {"checks": f"off: no calibration set for {lang!r} in {where}"})
         items = gate.load_set(path)
-        replies, _ = decide.replies(self._llm, [item["messages"] for item in items], lang, self.settings.answer_stage,
-                                    self.settings.answer_max_tokens, CALIBRATE)
         p_yes = {i: p for i, _, p in found.scores}
         rows = [decide.Calibrated.of(item, reply, p_yes.get(item["id"])) for item, reply in zip(items, replies)]
         return decide.switch(rows, found.threshold if found.on else None, self.settings.gate_no_answer_share)

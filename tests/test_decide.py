@@ -53,6 +53,36 @@ def test_an_answer_on_its_quote_stands_and_one_on_no_line_is_declined():
     assert decide.decide("Кем я работаю?", reply("Вы сварщик."), LINES, ALL).declined_by == "unquoted"
 
 
+def test_an_answer_whose_value_stands_beside_its_quote_is_grounded_and_one_standing_nowhere_is_not():
+    # the reader quoted the line beside its value: the value stands in the material all the same
+    beside = reply("Вашу сестру зовут Лена.", "Пользователь работает бухгалтером")
+    assert decide.ungrounded("Как зовут мою сестру?", beside, decide.quoted(beside, LINES), LINES) is False
+    nowhere = reply("Вашу сестру зовут Марина.", "Сестру пользователя зовут Лена")
+    assert decide.ungrounded("Как зовут мою сестру?", nowhere, decide.quoted(nowhere, LINES), LINES) is True
+    checks = Switches(frozenset({"ungrounded"}))
+    assert decide.decide("Как зовут мою сестру?", nowhere, LINES, checks).declined_by == "ungrounded"
+    assert not decide.decide("Как зовут мою сестру?", beside, LINES, checks).declined
+
+
+def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
+    lines = LINES + [("семья", "Младший сын пользователя Артём работает врачом.")]
+    checks = Switches(frozenset({"unquoted_number"}))
+    made_up = reply("Артёму 25 лет.", "Младший сын пользователя Артём работает врачом.")
+    assert decide.decide("Сколько лет моему сыну Артёму?", made_up, lines, checks).declined_by == "unquoted_number"
+    read = reply("Ваш рост — 155 сантиметров, а вес около 50 килограммов.", "у меня рост 155 см, вес 50 кг")
+    assert not decide.decide("Какой у меня рост?", read, lines, checks).declined
+    # a sum written another way is the same number; the question's own numbers are not the answer's
+    other_way = reply("Муж получает около 180 тысяч рублей.", "Муж пользователя получает около 180 000 ₽ в месяц.")
+    assert not decide.decide("Сколько получает мой муж?", other_way, lines, checks).declined
+    assert decide.numbers("около 180 000 ₽") == decide.numbers("180000") == decide.numbers("180 тысяч") == {"18"}
+    assert not decide.unquoted_number("Мне 40 лет?", reply("Вам 40 лет.", "Пользователь работает бухгалтером"),
+                                      [LINES[0]], lines)
+    # a yes or no is not read; an answer without digits has no number to hold against its lines
+    assert not decide.decide("Правда, что мне 30 лет?", reply("Да, вам 31 год.", "x"), lines, checks).declined
+    assert not decide.decide("Сколько лет Артёму?", reply("Артём взрослый.", "Младший сын пользователя Артём"),
+                             lines, checks).declined
+
+
 def test_the_users_own_thing_given_another_persons_value_is_declined():
     said = reply("Ваша зарплата около 180 000 ₽.", "Муж пользователя получает около 180 000 ₽")
     assert decide.decide("Какая у меня зарплата?", said, LINES, ALL).declined_by == "elsewhere"
@@ -211,6 +241,15 @@ def test_a_kept_calibration_is_taken_by_the_next_run_of_the_same_model_and_not_a
     # another stage's or another set's calibration is another file: asked anew
     fresh = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200), tmp_path / "other")
     assert list(fresh.llm.purposes).count(CALIBRATE) == 1
+    # what is kept is the model's replies, not the switches: a check added to the code is decided on
+    # them by the next run, and a file of the older form (switches kept) is calibrated anew
+    kept = next(tmp_path.glob("ru.*.json"))
+    data = json.loads(kept.read_text(encoding="utf-8"))
+    assert len(data["replies"]) == calibration and "switches" not in data
+    kept.write_text(json.dumps({"gate": data["gate"], "switches": {"on": [], "threshold": None, "why": {}}}))
+    older = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200))
+    assert list(older.llm.purposes).count(CALIBRATE) == 1 and older.switches["ru"] == first.switches["ru"]
+    assert "replies" in json.loads(kept.read_text(encoding="utf-8"))
 
 
 def test_the_gate_off_in_the_config_asks_no_calibration_and_runs_every_check():

@@ -213,13 +213,37 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 
 def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """What the answer names beyond the question stands nowhere in the lines it rests on (in the
-    material where it quoted none): `answer.ungrounded` read against those lines. A yes or no
+    """What the answer names beyond the question stands nowhere in the material (`answer.ungrounded`
+    read against all its lines, not only the quoted ones: a reader that quotes the line beside its
+    value has still read the value, and `unquoted` is the quotes' own check). A yes or no
     (`says_yes_or_no`) is not read here, nor by `elsewhere`."""
-    return not says_yes_or_no(reply.answer) and answer_step.ungrounded(reply.answer, question, held or lines)
+    return not says_yes_or_no(reply.answer) and answer_step.ungrounded(reply.answer, question, lines)
 
 
-CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "ungrounded": ungrounded}
+def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> bool:
+    """The answer gives numbers (beyond the question's) and none of them stands in the lines it rests
+    on (in the material where it quoted none): «Артёму 25 лет.» quoting «Младший сын Артём работает
+    врачом.». A small reader asked an age, a sum or a count the material does not hold writes one
+    and quotes the lines about the person asked; a reader that read its number quotes it. Numbers
+    in digits (`numbers`); a yes or no is not read here."""
+    if says_yes_or_no(reply.answer):
+        return False
+    given = numbers(reply.answer) - numbers(question)
+    return bool(given) and not given & {n for topic, line in (held or lines) for n in numbers(f"{topic} {line}")}
+
+
+_NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0]\d{3})+(?!\d)|\d+(?:[.,]\d+)?")  # «180 000» one number
+
+
+def numbers(text: str) -> set:
+    """A text's numbers in digits, each by its significant digits («180 000», «180000» and the «180»
+    of «180 тысяч» alike: «18»; «1,5» and «1.5» alike), so a sum written another way still matches."""
+    return {key for found in _NUMBER.findall(text)
+            if (key := re.sub(r"[ \u00a0]", "", found).replace(",", ".").rstrip("0").rstrip("."))}
+
+
+CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "ungrounded": ungrounded,
+          "unquoted_number": unquoted_number}
 GATE = "gate"  # the P(yes) gate (gate.py): a call of its own before the answer, switched like the checks
 OWN = "own"  # the reader's own "no information"
 

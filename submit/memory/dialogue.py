@@ -84,9 +84,9 @@ class Settings:
     # local_eval's English runs pass the sets tools/calibration.py builds from LoCoMo into
     # .cache/calibration (`--calibration-dir`; LoCoMo's text is not copied into the repository or the zip).
     calibration_dir: str = ""
-    # A folder where each calibration is kept per model, calibration set and stage, for the next run
-    # of the same model to take instead of asking again (a CPU reader needs half an hour for the 64
-    # prompts). Empty in the contest, which calibrates once per run.
+    # A folder where each calibration (the gate's scores, the model's replies) is kept per model,
+    # calibration set and stage, for the next run of the same model to take instead of asking again
+    # (a CPU reader needs half an hour for the 64 prompts). Empty in the contest: it calibrates once.
     calibration_cache: str = ""
     # In a chat between two named people (LoCoMo), a question that names one of them is declined
     # where that person's best-matching turn scores below the other's by more than the run's
