@@ -886,13 +886,16 @@ def declines_table(args) -> int:
         plain = {r["id"]: r for r in rows if (r.get("way") or "plain") == "plain" and prompt_of(material, r)}
         answerable = {i: bool(prompt_of(material, r)["answerable"]) for i, r in plain.items()}
         folds = fold_thresholds(gates, answerable, args.max_false) if args.gate == "cv" else {}
+        # a signal of the prompts (the speaker margin) declines by the prompt row, not a gate row
+        prompt_signal = chosen and parse_gate(chosen)[0] != "p_yes"
+        by_prompt = {key[2]: said for key, said in gated(rows, chosen, material).items()} if prompt_signal else {}
         declined = {i: set() for i in plain}
         for i, row in plain.items():
             threshold = folds.get(fold_of(i)) if args.gate == "cv" else fixed
             for stage, says in zip(stages, (answer_step.says_no_info(row["answer"] or ""), *call_free(row, material),
                                             seconds.get(i) is not None,
-                                            threshold is not None and i in gates
-                                            and gate_declines(row["question"], gates[i], threshold))):
+                                            by_prompt.get(i, False) or (threshold is not None and i in gates
+                                            and gate_declines(row["question"], gates[i], threshold)))):
                 if says and stage:
                     declined[i].add(stage)
         shown = [s for s in stages if s and (s != looks or seconds)]  # the second look where it was read

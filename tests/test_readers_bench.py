@@ -215,13 +215,15 @@ def test_a_second_verdicts_file_replaces_the_first_ones_verdicts_of_the_same_ans
     assert readers.verdicts(str(first))[("q", "a (также: b)")] is True and readers.verdicts("") == {}
 
 
-def test_a_prompt_signal_declines_through_the_gate_spec_calibrated_on_the_sets_recorded_margins(tmp_path):
+def test_a_prompt_signal_declines_through_the_gate_spec_calibrated_on_the_sets_recorded_margins(tmp_path, capsys):
     cal = tmp_path / "en.c8000.jsonl"
     cal.write_text("\n".join(json.dumps({"id": f"c{i}", "question": "What did Caroline do?", "answerable": a,
                                          "speaker_margin": m}) for i, (a, m) in
                              enumerate([(True, 0.1 * i) for i in range(20)] + [(False, -0.3)] * 8)), encoding="utf-8")
     prompts = tmp_path / "p.jsonl"
-    prompts.write_text("\n".join(json.dumps({"id": i, "set": "locomo", "question": q, "messages": [], "speaker_margin": m})
+    prompts.write_text("\n".join(json.dumps({"id": i, "set": "locomo", "question": q, "speaker_margin": m,
+                                            "messages": [{"role": "user", "content": f"Question: {q}"}],
+                                            "answerable": True})
                                  for i, q, m in (("1", "What did Caroline paint?", -0.2),
                                                  ("2", "What did Melanie paint?", 0.4),
                                                  ("3", "What was painted?", None))), encoding="utf-8")
@@ -235,6 +237,13 @@ def test_a_prompt_signal_declines_through_the_gate_spec_calibrated_on_the_sets_r
     found = {(row["id"], way): text for row, way, _, text in readers.answered([str(answers)], gate, False, [str(prompts)])}
     assert found["1", "plain + gate speaker_margin<0.1"] == "I don't have that information."
     assert found["2", "plain + gate speaker_margin<0.1"] == found["3", "plain + gate speaker_margin<0.1"] == "A sunset."
+    # `declines` counts the prompt signal's declines as the table reads them (a gate row beside it or not)
+    with answers.open("a", encoding="utf-8") as out:
+        out.write("\n" + json.dumps({"id": "2", "set": "locomo", "way": "gate", "question": "What did Melanie paint?",
+                                     "answerable": True, "p_yes": 0.9}))
+    assert readers.main(["declines", str(answers), "--prompts", str(prompts), "--gate", f"speaker_margin<@{cal}"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "| a | + gate speaker_margin<0.1 | 0/0 | 1/3 | 0 |" in lines
 
 
 def test_declines_counts_each_stage_and_the_cross_validated_gate_fits_without_the_questions_dialogue(tmp_path, capsys):
