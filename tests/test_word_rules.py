@@ -231,6 +231,15 @@ def test_a_turns_later_lines_belong_to_its_line_in_the_material():
     assert not answer.unrelated("Вашу маму зовут Наира.", "Как зовут мою маму?", answer.material(chat, "Как зовут мою маму?"))
 
 
+def test_an_assistants_lines_ending_in_a_colon_are_no_topic_in_the_excerpts():
+    chat = [{"role": "user", "content": "Выдержки из диалогов:\n### Сессия 24\nАссистент: Вот породы для квартиры:\n"
+             "### 10. Кокер-спаниель:\nЭлегантная собака.\n### Сессия 28\nПользователь: купила собаку, мальтийскую "
+             "болонку\n\nВопрос пользователя: Какая порода у моей собаки?"}]
+    lines = answer.material(chat, "Какая порода у моей собаки?")
+    assert {topic for topic, _ in lines} == {"Выдержки из диалогов"}
+    assert ("Выдержки из диалогов", "Пользователь: купила собаку, мальтийскую болонку") in lines
+
+
 @pytest.mark.parametrize("question, offered", [
     ("Какое у меня сейчас творческое хобби — фотография или живопись?", {"фотография", "живопись"}),
     ("Кошка или собака живёт у меня дома?", {"кошка", "собака"}),

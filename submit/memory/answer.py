@@ -297,13 +297,16 @@ _STARTS = re.compile(r"^(?:- |###|[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,2}: )")
 def material(chat: list, question: str) -> list[tuple[str, str]]:
     """The answer prompt's material as (topic, line): each fact under its topic's line, each excerpt
     turn under «Выдержки из диалогов:» (a turn's later lines joined to it), session markers and
-    bullets removed; the user message up to the line that asks the question (build_prompt's layout)."""
-    rows, topic = [], ""
+    bullets removed; the user message up to the line that asks the question (build_prompt's layout).
+    From the excerpts' first heading («### Сессия 4») on, no line is a topic: an assistant's turn
+    there has lines of its own that end in a colon («### 3. Бигль:», «Вот что можно сделать:»)."""
+    rows, topic, excerpts = [], "", False
     for line in chat[-1]["content"].splitlines():
         text = " ".join(_MARKER.sub(" ", line).split())
         if question in line:
             break
-        if text.endswith(":") and ": " not in text:
+        excerpts = excerpts or text.startswith("#")
+        if text.endswith(":") and ": " not in text and not excerpts:
             topic = text[:-1]
         elif text and rows and rows[-1][0] == topic and not _STARTS.match(text):
             rows[-1] = (topic, rows[-1][1] + " " + text)
