@@ -591,7 +591,10 @@ def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = (),
     for r in rows:
         if r.get("way") in LISTS:
             by_question[(r["file"], r.get("set"), r["id"])].append(r)
-    listings = {key: kept(found, material) for key, found in by_question.items()}
+    # joined only where the contest asks the list (`items.several`): a row recorded before a
+    # question's form stopped asking it replays as the contest now answers
+    listings = {key: kept(found, material) for key, found in by_question.items()
+                if list_step.several(found[0]["question"])}
     seconds = second_looked(rows, material)
     p_yes = {(r["file"], r.get("set"), r["id"]): r["p_yes"] for r in rows if r.get("way") == "gate"}
     return [(row, *v) for row in rows if row.get("way") not in NOT_ANSWERS

@@ -189,6 +189,11 @@ def test_the_list_way_joins_the_items_the_contest_keeps_to_every_answer_of_its_q
     assert found["plain"] == "Вы были в Твери."
     without = {way: text for _, way, _, text in readers.answered([str(read)], "")}
     assert without["plain + list"] == "Вы были в Твери (также: stale, old)."  # no prompts: the items as recorded
+    # a question whose form the contest no longer asks a list of replays without the recorded items
+    current = "В каком городе я сейчас живу?"
+    read.write_text("\n".join(json.dumps({**r, "question": current}, ensure_ascii=False) for r in rows), encoding="utf-8")
+    now = {way: text for _, way, _, text in readers.answered([str(read)], "")}
+    assert "plain + list" not in now and now["plain"] == "Вы были в Твери."
 
 
 def test_an_answer_reads_the_prompt_of_its_own_set_where_two_sets_ask_the_same_question(tmp_path):
