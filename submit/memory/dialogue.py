@@ -94,8 +94,9 @@ class Settings:
     decline_speaker: bool = True
     # Lists (items.py): "list" gives a question whose form asks for several things one more batch of
     # two asks (the facts shown, then each topic's latest first); the listed items its answer leaves
-    # out are joined to an answer that stands ("cite"; the bound reply lists its own items).
-    lists: str = field(default="list", metadata=one_of(items.MODES))
+    # out are joined to an answer that stands ("cite"; the bound reply lists its own items). Off:
+    # on the dev users the joins cost the local readers an answer each and gave a fluent one nothing.
+    lists: str = field(default="off", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
     # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/retrieval.py lists).
