@@ -181,9 +181,10 @@ OPTIONS = (
            {"choices": STAGES}, ANSWER, True, path="memory.answer_stage", default=TREE),
     Option("gate", str, "the decline gate: the reader's one-token P(yes) that the material holds the answer, "
            "declined below the threshold this run's calibration chose on the shipped calibration set "
-           "(summary.json -> gate), and which answer checks are on; off: no calibration pass, every check on "
-           "[default: calibrated, as in the contest; off for a llama: reader, whose "
-           "64 calibration calls take an hour or more on a CPU]",
+           "(summary.json -> gate), and which answer checks are on; off: no calibration pass, every check on; "
+           "kept: the calibration a calibrated run of the same model kept in CACHE_DIR/calibrated, else as off "
+           "[default: calibrated, as in the contest; kept for a llama: reader, whose "
+           "64 calibration prompts take an hour or more on a CPU]",
            {"choices": GATE_MODES}, ANSWER, True, path="memory.gate"),
     Option("calibration_dir", str, "another folder of the gate's calibration sets, for a language "
            "submit/calibration/ has none of: English runs pass the one tools/calibration.py --lang en builds, "
@@ -378,8 +379,9 @@ def default_ceiling(llm: str) -> float:
 
 
 def default_gate(llm: str) -> str:
-    """The contest's decline gate, but not an hour of calibration before a CPU model's first answer."""
-    return "off" if specs.uses_local_model(specs.parse(llm)) else value_at(Config(), "memory.gate")
+    """The contest's decline gate, but not an hour of calibration before a CPU model's first answer: a
+    local model takes the calibration a calibrated run of it kept, and runs every check where none is."""
+    return "kept" if specs.uses_local_model(specs.parse(llm)) else value_at(Config(), "memory.gate")
 
 
 def resolve(values: dict, benchmark: benchmarks.Benchmark) -> dict:

@@ -55,9 +55,12 @@ class Calibrator:
             return
         kept = self._kept(lang)
         if not (kept is not None and kept.is_file() and self._take_kept(lang, kept)):
-            self._calibrate_now(lang)
-            if kept is not None:
-                self._keep(lang, kept)
+            if self.settings.gate == "kept":  # none kept: no calibration pass, as with the gate off
+                self._none_kept(lang, kept)
+            else:
+                self._calibrate_now(lang)
+                if kept is not None:
+                    self._keep(lang, kept)
         try:
             speaker = self._speaker_calibration(lang)
         except Exception as error:  # the speaker decline off; the answers go on
@@ -92,6 +95,15 @@ class Calibrator:
                                                                      f"{type(error).__name__}: {error}"})
         self._set_switches(lang, switches)
 
+    def _none_kept(self, lang: str, kept: Optional[Path]) -> None:
+        """`gate="kept"` without a kept calibration: the gate off and every check on, uncalibrated, as
+        with `gate="off"`, and the calibration says where one would have been found."""
+        where = kept if kept is not None else "nowhere (no calibration_cache)"
+        self.calibrations[lang] = gate.Calibration(lang, False, f"no calibration kept for {self.llm.name} at {where}")
+        self._set_switches(lang, decide.Switches(frozenset(decide.CHECKS), None, {
+            "checks": f"all on, not calibrated: no calibration of {self.llm.name} kept at {where} (a run with the "
+                      "gate calibrated keeps one)"}))
+
     def _set_switches(self, lang: str, switches: decide.Switches) -> None:
         self.switches[lang] = switches
         log.info("gigamemory: answer checks (%s): %s", lang,
@@ -105,8 +117,9 @@ class Calibrator:
         path, _ = self._calibration_file(lang)
         if not settings.calibration_cache or path is None:
             return None
+        mode = "calibrated" if settings.gate == "kept" else settings.gate  # "kept" takes what "calibrated" kept
         what = json.dumps([self.llm.name, path.name, hashlib.sha256(path.read_bytes()).hexdigest(),
-                           settings.answer_stage, settings.gate, gate.rule_of(settings), gate.ask(lang),
+                           settings.answer_stage, mode, gate.rule_of(settings), gate.ask(lang),
                            decide.ask(lang), decide.BOUND_SCHEMA, decide.BOUND_MAX_TOKENS,
                            prompts.text("answer", lang, "cite"), decide.CITE_SCHEMA, decide.CITE_MAX_TOKENS,
                            settings.answer_max_tokens], ensure_ascii=False)

@@ -252,6 +252,30 @@ def test_a_kept_calibration_is_taken_by_the_next_run_of_the_same_model_and_not_a
     assert "replies" in json.loads(kept.read_text(encoding="utf-8"))
 
 
+def test_the_kept_mode_takes_a_kept_calibration_and_runs_every_check_where_none_is_kept(tmp_path):
+    calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
+    bound = json.dumps({"quotes": ["Я работаю бухгалтером"], "answer": "Вы работаете бухгалтером.", "items": []},
+                       ensure_ascii=False)
+
+    def run(llm, mode):
+        config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                          {"memory.answer_stage": "bound", "memory.facts": False, "memory.gate": mode,
+                           "memory.calibration_cache": str(tmp_path)})
+        m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+        m.write_to_memory([Message("user", "Я работаю бухгалтером.", 1), Message("assistant", "Понятно.", 1)], "d")
+        assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+        return m
+
+    # nothing kept yet: no calibration pass, every check on, and the summary says where none was found
+    none = run(ScriptedLLM([bound]), "kept")
+    assert CALIBRATE not in none.llm.purposes and none.switches["ru"].on == frozenset(decide.CHECKS)
+    assert "no calibration of" in none.switches["ru"].why["checks"] and not list(tmp_path.glob("ru.*.json"))
+    first = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200), "calibrated")
+    taken = run(ScriptedLLM([bound], scores=[0.9] * 200), "kept")  # the calibrated run's, not asked again
+    assert CALIBRATE not in taken.llm.purposes and taken.switches["ru"] == first.switches["ru"]
+    assert taken.calibrations["ru"] == first.calibrations["ru"]
+
+
 def test_the_gate_off_in_the_config_asks_no_calibration_and_runs_every_check():
     said = json.dumps({"quotes": [], "answer": "Вы работаете сварщиком.", "items": []}, ensure_ascii=False)
     config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),

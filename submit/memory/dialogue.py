@@ -71,7 +71,9 @@ class Settings:
     answer_stage: str = field(default="cite", metadata=one_of(decide.STAGES))
     # The decline gate (gate.py): "calibrated" asks the reader's one-token P(yes) that the material
     # holds the answer and declines below the threshold the run's own calibration chose, where that
-    # calibration turned it on; "off" asks nothing and runs no calibration pass (every check on).
+    # calibration turned it on; "off" asks nothing and runs no calibration pass (every check on);
+    # "kept" takes the calibration an earlier "calibrated" run of the same model kept
+    # (`calibration_cache`) and is "off" where none is kept (local_eval's default for a CPU reader).
     gate: str = field(default="calibrated", metadata=one_of(gate.MODES))
     # The calibration's rule (gate.calibrate, decide.switch): the gate's threshold declines at most
     # `gate_max_false` of the answerable calibration prompts; the gate and each check are on only

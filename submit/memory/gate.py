@@ -31,7 +31,7 @@ NO = {"ru": ("нет",), "en": ("no",)}
 MAX_CALLS = 64  # calibration prompts asked per language, at most
 
 
-MODES = ("off", "calibrated")
+MODES = ("off", "calibrated", "kept")
 
 
 def speaks_for(question: str) -> bool:
