@@ -139,7 +139,7 @@ class Calibrator:
                 replies = [None if r is None else decide.Reply(r["answer"], tuple(r["quotes"]), tuple(r["items"]))
                            for r in replies]
         except (OSError, ValueError, KeyError, TypeError) as error:
-            log.warning("gigamemory: the kept calibration %s is not one this code reads (%s: %s); calibrating anew",
+            log.warning("gigamemory: the kept calibration %s is not one this code reads (%s: %s); not taken",
                         kept, type(error).__name__, error)
             return False
         self.calibrations[lang] = found
