@@ -128,8 +128,8 @@ class Calibrator:
 
     def _take_kept(self, lang: str, kept: Path) -> bool:
         """The kept gate calibration and replies, the switches decided from those replies now; False
-        (nothing taken: the caller calibrates anew and keeps that) where the file is not one this code
-        keeps — an older form that kept the switches, or a broken one."""
+        (nothing taken: the caller calibrates anew and keeps that, or in `kept` mode runs uncalibrated)
+        where the file is not one this code keeps — an older form that kept the switches, or a broken one."""
         try:
             data = json.loads(kept.read_text(encoding="utf-8"))
             found = data["gate"]
