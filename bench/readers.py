@@ -897,8 +897,9 @@ def declines_table(args) -> int:
             threshold = folds.get(fold_of(i)) if args.gate == "cv" else fixed
             for stage, says in zip(stages, (answer_step.says_no_info(row["answer"] or ""), *call_free(row, material),
                                             seconds.get(i) is not None,
-                                            by_prompt.get(i, False) or (threshold is not None and i in gates
-                                            and gate_declines(row["question"], gates[i], threshold)))):
+                                            by_prompt.get(i, False) if prompt_signal else
+                                            (threshold is not None and i in gates
+                                             and gate_declines(row["question"], gates[i], threshold)))):
                 if says and stage:
                     declined[i].add(stage)
         shown = [s for s in stages if s and (s != looks or seconds)]  # the second look where it was read

@@ -7,12 +7,11 @@ language it is asked in (before the first answer's ceiling starts).
   them, in one batched call a step.
 
 Where `Settings.calibration_cache` names a folder, each calibration is kept there per model, set,
-stage and asks — the gate's scores and the model's replies, not the switches — and the next run of
-the same model takes it instead of asking again, deciding the switches anew with the checks of its
-own code (a CPU reader needs half an hour for 64 prompts; the contest's run keeps nothing and
-calibrates once). Nothing
-here raises out of `ensure` (StopRun aside): a calibration that fails leaves its decline off and
-says why.
+stage and asks — the gate's scores and the model's replies as read (cleaned and parsed), not the
+switches — and the next run of the same model takes it instead of asking again, deciding the
+switches anew with the checks of its own code (a CPU reader needs half an hour for 64 prompts;
+the contest's run keeps nothing and calibrates once). Nothing here raises out of `ensure` (StopRun
+aside): a calibration that fails leaves its decline off and says why.
 """
 from __future__ import annotations
 
@@ -54,13 +53,14 @@ class Calibrator:
         if lang in self.calibrations:
             return
         kept = self._kept(lang)
-        if not (kept is not None and kept.is_file() and self._take_kept(lang, kept)):
-            if self.settings.gate == "kept":  # none kept: no calibration pass, as with the gate off
-                self._none_kept(lang, kept)
-            else:
-                self._calibrate_now(lang)
-                if kept is not None:
-                    self._keep(lang, kept)
+        if kept is not None and kept.is_file() and self._take_kept(lang, kept):
+            pass
+        elif self.settings.gate == "kept" and self._calibration_file(lang)[0] is not None:
+            self._none_kept(lang, kept)  # none to take: no calibration pass, as with the gate off
+        else:  # "kept" without a set for the language asks nothing here either: no set, no check
+            self._calibrate_now(lang)
+            if kept is not None and self.settings.gate != "kept":
+                self._keep(lang, kept)
         try:
             speaker = self._speaker_calibration(lang)
         except Exception as error:  # the speaker decline off; the answers go on
@@ -96,13 +96,17 @@ class Calibrator:
         self._set_switches(lang, switches)
 
     def _none_kept(self, lang: str, kept: Optional[Path]) -> None:
-        """`gate="kept"` without a kept calibration: the gate off and every check on, uncalibrated, as
-        with `gate="off"`, and the calibration says where one would have been found."""
-        where = kept if kept is not None else "nowhere (no calibration_cache)"
-        self.calibrations[lang] = gate.Calibration(lang, False, f"no calibration kept for {self.llm.name} at {where}")
-        self._set_switches(lang, decide.Switches(frozenset(decide.CHECKS), None, {
-            "checks": f"all on, not calibrated: no calibration of {self.llm.name} kept at {where} (a run with the "
-                      "gate calibrated keeps one)"}))
+        """`gate="kept"` with a calibration set but no kept calibration to take: the gate off and every
+        check on, uncalibrated, as with `gate="off"`; the calibration says why none was taken."""
+        if kept is None:
+            why = "no calibration_cache to take one from"
+        elif kept.is_file():
+            why = f"the calibration kept at {kept} is not one this code reads"
+        else:
+            why = f"no calibration of {self.llm.name} kept at {kept} (a run with the gate calibrated keeps one)"
+        self.calibrations[lang] = gate.Calibration(lang, False, why)
+        self._set_switches(lang, decide.Switches(frozenset(decide.CHECKS), None,
+                                                 {"checks": f"all on, not calibrated: {why}"}))
 
     def _set_switches(self, lang: str, switches: decide.Switches) -> None:
         self.switches[lang] = switches
@@ -138,12 +142,15 @@ class Calibrator:
             if replies is not None:
                 replies = [None if r is None else decide.Reply(r["answer"], tuple(r["quotes"]), tuple(r["items"]))
                            for r in replies]
-        except (OSError, ValueError, KeyError, TypeError) as error:
+            switches = self._switches(lang, found, replies)
+        except StopRun:
+            raise
+        except Exception as error:  # an older form, a broken file: nothing taken, nothing set
             log.warning("gigamemory: the kept calibration %s is not one this code reads (%s: %s); not taken",
                         kept, type(error).__name__, error)
             return False
         self.calibrations[lang] = found
-        self._set_switches(lang, self._switches(lang, found, replies))
+        self._set_switches(lang, switches)
         log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.name, kept)
         return True
 

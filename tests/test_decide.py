@@ -75,6 +75,11 @@ def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
     other_way = reply("Муж получает около 180 тысяч рублей.", "Муж пользователя получает около 180 000 ₽ в месяц.")
     assert not decide.decide("Сколько получает мой муж?", other_way, lines, checks).declined
     assert decide.numbers("около 180 000 ₽") == decide.numbers("180000") == decide.numbers("180 тысяч") == {"18"}
+    assert decide.numbers("1,5 млн") == decide.numbers("1 500 000") == decide.numbers("1500") == {"15"}
+    # a date's day stands in the line that writes the date in digits
+    dated = [("Выдержки из диалогов", "Пользователь: родилась 12.03.1990")]
+    assert not decide.unquoted_number("Когда у меня день рождения?", reply("12 марта.", "родилась 12.03.1990"),
+                                      dated, dated)
     assert not decide.unquoted_number("Мне 40 лет?", reply("Вам 40 лет.", "Пользователь работает бухгалтером"),
                                       [LINES[0]], lines)
     # a yes or no is not read; an answer without digits has no number to hold against its lines
@@ -274,6 +279,12 @@ def test_the_kept_mode_takes_a_kept_calibration_and_runs_every_check_where_none_
     taken = run(ScriptedLLM([bound], scores=[0.9] * 200), "kept")  # the calibrated run's, not asked again
     assert CALIBRATE not in taken.llm.purposes and taken.switches["ru"] == first.switches["ru"]
     assert taken.calibrations["ru"] == first.calibrations["ru"]
+    # a file that reads as JSON but not as a calibration is not taken, and nothing raises
+    kept = next(tmp_path.glob("ru.*.json"))
+    kept.write_text(json.dumps({"gate": {**first.calibrations["ru"].as_dict(), "scores": [[1]]}, "replies": [{}]}))
+    broken = run(ScriptedLLM([bound]), "kept")
+    assert "not one this code reads" in broken.switches["ru"].why["checks"]
+    assert broken.switches["ru"].on == frozenset(decide.CHECKS) and CALIBRATE not in broken.llm.purposes
 
 
 def test_the_gate_off_in_the_config_asks_no_calibration_and_runs_every_check():

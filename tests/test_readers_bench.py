@@ -245,7 +245,7 @@ def test_a_prompt_signal_declines_through_the_gate_spec_calibrated_on_the_sets_r
     # `declines` counts the prompt signal's declines as the table reads them (a gate row beside it or not)
     with answers.open("a", encoding="utf-8") as out:
         out.write("\n" + json.dumps({"id": "2", "set": "locomo", "way": "gate", "question": "What did Melanie paint?",
-                                     "answerable": True, "p_yes": 0.9}))
+                                     "answerable": True, "p_yes": 0.05}))  # below the margin's threshold: not read
     assert readers.main(["declines", str(answers), "--prompts", str(prompts), "--gate", f"speaker_margin<@{cal}"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "| a | + gate speaker_margin<0.1 | 0/0 | 1/3 | 0 |" in lines

@@ -229,17 +229,22 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
     if says_yes_or_no(reply.answer):
         return False
     given = numbers(reply.answer) - numbers(question)
-    return bool(given) and not given & {n for topic, line in (held or lines) for n in numbers(f"{topic} {line}")}
+    where = {n for topic, line in (held or lines) for n in numbers(f"{topic} {line}", parts=True)}
+    return bool(given) and not given & where
 
 
-_NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0]\d{3})+(?!\d)|\d+(?:[.,]\d+)?")  # «180 000» one number
+_NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0]\d{3})+(?!\d)|\d+(?:[.,]\d+)*")  # «180 000», «1,5», «12.03.2024»
 
 
-def numbers(text: str) -> set:
-    """A text's numbers in digits, each by its significant digits («180 000», «180000» and the «180»
-    of «180 тысяч» alike: «18»; «1,5» and «1.5» alike), so a sum written another way still matches."""
-    return {key for found in _NUMBER.findall(text)
-            if (key := re.sub(r"[ \u00a0]", "", found).replace(",", ".").rstrip("0").rstrip("."))}
+def numbers(text: str, parts: bool = False) -> set:
+    """A text's numbers in digits by their significant digits («180 000», «180000» and the «180» of
+    «180 тысяч» alike: «18»; «1,5 млн» and «1 500 000»: «15»), so a sum written another way still
+    matches; with `parts`, each digit run of a number too («12.03.2024»: «12», «3», «2024»), as the
+    lines an answer rests on are read (a date's day is its part). Lenient by design: «10» and «1» are
+    one key, so the check declines less, never more."""
+    found = _NUMBER.findall(text)
+    runs = [run for number in found for run in re.findall(r"\d+", number)] if parts else []
+    return {key for digits in [re.sub(r"\D", "", number) for number in found] + runs if (key := digits.strip("0"))}
 
 
 CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "ungrounded": ungrounded,
