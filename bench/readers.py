@@ -877,6 +877,8 @@ def declines_table(args) -> int:
     chosen = calibrated(args.gate, args.max_false)[0] if args.gate not in ("", "cv") else ""
     fixed = parse_gate(chosen)[1] if chosen else None
     named = {"": "", "cv": "p_yes, each dialogue held out"}.get(args.gate, chosen or f"{args.gate} (off)")
+    # a signal of the prompts (the speaker margin) declines by the prompt row, not a gate row
+    prompt_signal = bool(chosen) and parse_gate(chosen)[0] != "p_yes"
     looks = "+ second look"
     stages = ("the reader's own", "+ empty", "+ unrelated", "+ ungrounded", looks,
               f"+ gate {named}" if args.gate else "")
@@ -889,8 +891,6 @@ def declines_table(args) -> int:
         plain = {r["id"]: r for r in rows if (r.get("way") or "plain") == "plain" and prompt_of(material, r)}
         answerable = {i: bool(prompt_of(material, r)["answerable"]) for i, r in plain.items()}
         folds = fold_thresholds(gates, answerable, args.max_false) if args.gate == "cv" else {}
-        # a signal of the prompts (the speaker margin) declines by the prompt row, not a gate row
-        prompt_signal = chosen and parse_gate(chosen)[0] != "p_yes"
         by_prompt = {key[2]: said for key, said in gated(rows, chosen, material).items()} if prompt_signal else {}
         declined = {i: set() for i in plain}
         for i, row in plain.items():

@@ -43,7 +43,6 @@ class Calibrator:
         self.speaker_calibrations: dict[str, gate.Calibration] = {}
         self.speaker_thresholds: dict[str, float] = {}
         self.switches: dict[str, decide.Switches] = {}
-        self._replies: dict[str, list] = {}  # the model's replies to the calibration prompts, to keep
 
     def ensure(self, lang: str) -> None:
         """The calibrations for `lang`, once per run: the gate's threshold (`gate.calibrate`) and the
@@ -58,9 +57,9 @@ class Calibrator:
         elif self.settings.gate == "kept" and self._calibration_file(lang)[0] is not None:
             self._none_kept(lang, kept)  # none to take: no calibration pass, as with the gate off
         else:  # "kept" without a set for the language asks nothing here either: no set, no check
-            self._calibrate_now(lang)
+            replies = self._calibrate_now(lang)
             if kept is not None and self.settings.gate != "kept":
-                self._keep(lang, kept)
+                self._keep(lang, kept, replies)
         try:
             speaker = self._speaker_calibration(lang)
         except Exception as error:  # the speaker decline off; the answers go on
@@ -72,8 +71,10 @@ class Calibrator:
         log.info("gigamemory: speaker decline (%s) %s: %s; threshold %s, AUC %s", lang,
                  "on" if speaker.on else "off", speaker.why, speaker.threshold, speaker.auc)
 
-    def _calibrate_now(self, lang: str) -> None:
-        """The gate's calibration and the checks', asked of the model now."""
+    def _calibrate_now(self, lang: str) -> Optional[list]:
+        """The gate's calibration and the checks', asked of the model now. -> the model's replies to
+        the calibration prompts (`_asked`; None where none were asked or the asking failed), to keep."""
+        replies = None
         try:
             found = self._calibration(lang)
         except StopRun:
@@ -86,7 +87,8 @@ class Calibrator:
                  lang, "on" if found.on else "off", found.why, found.threshold, found.auc, found.calls,
                  [[i, a, p] for i, a, p in found.scores])
         try:
-            switches = self._switches(lang, found, self._asked(lang))
+            replies = self._asked(lang)
+            switches = self._switches(lang, found, replies)
         except StopRun:
             raise
         except Exception as error:  # no calibration, no check earned: the reader's own answers stand
@@ -94,6 +96,7 @@ class Calibrator:
             switches = decide.Switches(frozenset(), None, {"checks": f"off: calibration failed: "
                                                                      f"{type(error).__name__}: {error}"})
         self._set_switches(lang, switches)
+        return replies
 
     def _none_kept(self, lang: str, kept: Optional[Path]) -> None:
         """`gate="kept"` with a calibration set but no kept calibration to take: the gate off and every
@@ -154,13 +157,12 @@ class Calibrator:
         log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.name, kept)
         return True
 
-    def _keep(self, lang: str, kept: Path) -> None:
+    def _keep(self, lang: str, kept: Path, replies: Optional[list]) -> None:
         """The calibration written where the next run of the same model on the same set finds it; a
         failed calibration is not kept (the next run tries again)."""
         found, switches = self.calibrations[lang], self.switches[lang]
         if "calibration failed" in found.why or "calibration failed" in str(switches.why):
             return
-        replies = self._replies.get(lang)
         kept_replies = None if replies is None else [
             None if r is None else {"answer": r.answer, "quotes": list(r.quotes), "items": list(r.items)}
             for r in replies]
@@ -173,7 +175,7 @@ class Calibrator:
 
     def _asked(self, lang: str) -> Optional[list]:
         """The model's replies to the calibration prompts as the stage asks them (`decide.replies`,
-        batched; a Reply or None each), kept for `_keep`; None where no calibration pass is made
+        batched; a Reply or None each); None where no calibration pass is made
         (the gate off in the config, or no set for the language)."""
         path, _ = self._calibration_file(lang)
         if self.settings.gate == "off" or path is None:
@@ -181,7 +183,6 @@ class Calibrator:
         items = gate.load_set(path)
         replies, _ = decide.replies(self._llm, [item["messages"] for item in items], lang, self.settings.answer_stage,
                                     self.settings.answer_max_tokens, CALIBRATE)
-        self._replies[lang] = replies
         return replies
 
     def _switches(self, lang: str, found: gate.Calibration, replies: Optional[list]) -> decide.Switches:

@@ -229,8 +229,9 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
     if says_yes_or_no(reply.answer):
         return False
     given = numbers(reply.answer) - numbers(question)
-    where = {n for topic, line in (held or lines) for n in numbers(f"{topic} {line}", parts=True)}
-    return bool(given) and not given & where
+    if not given:  # most answers: no number to look for in the lines
+        return False
+    return not given & {n for topic, line in (held or lines) for n in numbers(f"{topic} {line}", parts=True)}
 
 
 _NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0]\d{3})+(?!\d)|\d+(?:[.,]\d+)*")  # «180 000», «1,5», «12.03.2024»
