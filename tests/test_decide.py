@@ -65,10 +65,10 @@ def test_an_answer_whose_value_stands_beside_its_quote_is_grounded_and_one_stand
 
 
 def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
-    lines = LINES + [("семья", "Младший сын пользователя Артём работает врачом.")]
+    lines = LINES + [("семья", "Дочь пользователя Полина ходит в художественную школу.")]
     checks = Switches(frozenset({"unquoted_number"}))
-    made_up = reply("Артёму 25 лет.", "Младший сын пользователя Артём работает врачом.")
-    assert decide.decide("Сколько лет моему сыну Артёму?", made_up, lines, checks).declined_by == "unquoted_number"
+    made_up = reply("Полине 14 лет.", "Дочь пользователя Полина ходит в художественную школу.")
+    assert decide.decide("Сколько лет моей дочери Полине?", made_up, lines, checks).declined_by == "unquoted_number"
     read = reply("Ваш рост — 155 сантиметров, а вес около 50 килограммов.", "у меня рост 155 см, вес 50 кг")
     assert not decide.decide("Какой у меня рост?", read, lines, checks).declined
     # a sum written another way is the same number; the question's own numbers are not the answer's
@@ -84,7 +84,7 @@ def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
                                       [LINES[0]], lines)
     # a yes or no is not read; an answer without digits has no number to hold against its lines
     assert not decide.decide("Правда, что мне 30 лет?", reply("Да, вам 31 год.", "x"), lines, checks).declined
-    assert not decide.decide("Сколько лет Артёму?", reply("Артём взрослый.", "Младший сын пользователя Артём"),
+    assert not decide.decide("Сколько лет Полине?", reply("Полина уже школьница.", "Дочь пользователя Полина ходит"),
                              lines, checks).declined
 
 

@@ -222,10 +222,10 @@ def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> bool:
     """The answer gives numbers (beyond the question's) and none of them stands in the lines it rests
-    on (in the material where it quoted none): «Артёму 25 лет.» quoting «Младший сын Артём работает
-    врачом.». A small reader asked an age, a sum or a count the material does not hold writes one
-    and quotes the lines about the person asked; a reader that read its number quotes it. Numbers
-    in digits (`numbers`); a yes or no is not read here."""
+    on (in the material where it quoted none): «Полине 14 лет.» quoting «Дочь пользователя Полина
+    ходит в художественную школу.». A small reader asked an age, a sum or a count the material does
+    not hold writes one and quotes the lines about the person asked; a reader that read its number
+    quotes it. Numbers in digits (`numbers`); a yes or no is not read here."""
     if says_yes_or_no(reply.answer):
         return False
     given = numbers(reply.answer) - numbers(question)
