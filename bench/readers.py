@@ -8,6 +8,7 @@ gate, the judge's queue and the table.
     .venv/bin/python bench/readers.py judge A.jsonl [R.jsonl ...] --verdicts V.jsonl --pending J.jsonl [--gate G]
     .venv/bin/python bench/readers.py table A.jsonl [R.jsonl ...] --verdicts V.jsonl [--gate 'p_yes<0.61'] [--empty]
     .venv/bin/python bench/readers.py gate --prompts P.jsonl [--reading R.jsonl]
+    .venv/bin/python bench/readers.py keep R.jsonl@submit/calibration/ru.c8000.jsonl [--out DIR]
 
 Prompt files come from `bench/prompts.py` (`{"id", "question", "gold", "question_type",
 "messages"}`: retrieval and facts held fixed). Two readers write rows, one per prompt (and way),
@@ -37,6 +38,8 @@ of FILE — a `read` of the shipped calibration prompts by the same model: out o
 those its unrelated-value decline would (with the prompts they were read from).
 `items` reads a contest-path run with lists by selection (`run.py --lists select`): per list
 question, how many facts the reader's one-token judge kept, and where the gold items' facts rank.
+`keep` turns a `read` of the calibration set into the calibration a `--gate calibrated` run of that
+local model keeps (local_eval/calibrated/ ships the local models'), so `--gate kept` takes it.
 """
 from __future__ import annotations
 
@@ -49,10 +52,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Optional, Sequence
 
+from bench import bound  # the bound stage, replayed from its recordings
 from bench import rule_pile  # the stage before the cited one, replayed from its recordings
 from local_eval import jsonl
 from submit.memory import answer as answer_step
-from submit.memory import decide as bound
+from submit.memory import decide
 from submit.memory import gate as contest_gate
 from submit.memory import items as list_step
 from submit.memory.gate import with_ask  # the one definition: the contest's gate builds its chats with it
@@ -172,10 +176,10 @@ def read_evidence(server, row: dict, lang: str) -> dict:
 
 
 def read_bound(server, row: dict, lang: str) -> dict:
-    """The contest's bound answer (`submit/memory/decide.py`): quotes, answer and items in JSON held
-    by its schema; `raw` is what `decide` replays, `answer` the reply's own answer before any check."""
+    """The bound answer (`bench/bound.py`): quotes, answer and items in JSON held by its schema;
+    `raw` is what `bound.decided` replays, `answer` the reply's own answer before any check."""
     chat = with_ask(row["messages"], bound.ask(lang))
-    reply = ask(server, chat_body(chat, bound.BOUND_MAX_TOKENS, bound.BOUND_SCHEMA))
+    reply = ask(server, chat_body(chat, bound.MAX_TOKENS, bound.SCHEMA))
     raw = reply["choices"][0]["message"]["content"] or ""
     read = bound.parse(raw)
     return {"answer": read.answer or answer_step.NO_INFO[lang], "quotes": list(read.quotes),
@@ -188,12 +192,12 @@ def read_cite(server, row: dict, lang: str, first: dict) -> dict:
     where the plain answer says no information itself (the contest asks none); `draft` is the
     plain reply the call followed, `raw` the cite reply `decide.cited` replays."""
     draft = first.get("raw") or first["answer"]
-    if not bound.asks_cite(draft):
+    if not decide.asks_cite(draft):
         return {"answer": first["answer"], "draft": draft, "raw": "", "quotes": []}
-    chat = bound.cite_chat(row["messages"], draft, lang)
-    reply = ask(server, chat_body(chat, bound.CITE_MAX_TOKENS, bound.CITE_SCHEMA))
+    chat = decide.cite_chat(row["messages"], draft, lang)
+    reply = ask(server, chat_body(chat, decide.CITE_MAX_TOKENS, decide.CITE_SCHEMA))
     raw = reply["choices"][0]["message"]["content"] or ""
-    read = bound.cited(draft, raw)
+    read = decide.cited(draft, raw)
     return {"answer": first["answer"], "draft": draft, "quotes": list(read.quotes), "raw": raw,
             "usage": reply.get("usage", {})}
 
@@ -435,24 +439,34 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
 REPLIED = ("bound", "cite")  # ways whose rows are replies `decide.decide` reads (`reply_of`)
 
 
-def reply_of(row: dict) -> bound.Reply:
-    """A `bound` or `cite` row's reply as the contest reads it (`decide.parse`, `decide.cited`)."""
-    return bound.cited(row["draft"], row["raw"]) if row["way"] == "cite" else bound.parse(row["raw"])
+def reply_of(row: dict) -> decide.Reply:
+    """A `cite` row's reply as the contest reads it (`decide.cited`), a `bound` one's as the bound
+    stage did (`bench/bound.py`)."""
+    return decide.cited(row["draft"], row["raw"]) if row["way"] == "cite" else bound.parse(row["raw"])
 
 
-def bound_variants(row: dict, prompts: Optional[dict], switches: Optional[bound.Switches],
+def decided(row: dict, lines: list, switches: decide.Switches, p_yes: Optional[float] = None) -> decide.Verdict:
+    """A `cite` row through `decide.decide` (the same function the contest class calls), a `bound`
+    one through the bound stage's decision (`bound.decided`: the same, its listed items joined)."""
+    reply = reply_of(row)
+    if row["way"] == "bound":
+        return bound.decided(row["question"], reply, lines, switches, p_yes)
+    return decide.decide(row["question"], reply, lines, switches, p_yes)
+
+
+def bound_variants(row: dict, prompts: Optional[dict], switches: Optional[decide.Switches],
                    p_yes: Optional[float]) -> list:
-    """A bound or cited reply through `decide.decide` (the same function the contest class calls):
+    """A bound or cited reply through its decision (`decided`: `decide.decide` for a cited one):
     with every check on and no gate ("+ checks"), and with the `switches` a calibration earned,
     the gate's `p_yes` read where it has a threshold ("+ calibrated"). Needs the prompt the reply
     was read from (its material); without it, the reply's own answer alone."""
     prompt = prompt_of(prompts, row)
     if prompt is None:
         return []
-    way, reply, lines = row["way"], reply_of(row), answer_step.material(prompt["messages"], row["question"])
-    out = [(f"{way} + checks", way, bound.decide(row["question"], reply, lines, bound.Switches()).text)]
+    way, lines = row["way"], answer_step.material(prompt["messages"], row["question"])
+    out = [(f"{way} + checks", way, decided(row, lines, decide.Switches()).text)]
     if switches is not None:
-        out.append((f"{way} + calibrated", way, bound.decide(row["question"], reply, lines, switches, p_yes).text))
+        out.append((f"{way} + calibrated", way, decided(row, lines, switches, p_yes).text))
     return out
 
 
@@ -477,8 +491,8 @@ def calibrated_switches(spec: str) -> tuple[dict, str]:
         replies = [r for r in rows if r.get("way") == way and r["id"] in prompts]
         if not replies:
             continue
-        calibration = [bound.Calibrated.of(prompts[r["id"]], reply_of(r), gates.get(r["id"])) for r in replies]
-        found[way] = bound.switch(calibration, threshold)
+        calibration = [decide.Calibrated.of(prompts[r["id"]], reply_of(r), gates.get(r["id"])) for r in replies]
+        found[way] = decide.switch(calibration, threshold)
         notes.append(f"{way}: checks switched on {reading} ({len(replies)} replies): " + "; ".join(
             f"{name} {why}" for name, why in found[way].why.items()))
     if not found:
@@ -926,13 +940,13 @@ def bound_declines(name: str, rows: list, material: dict, known: dict, switches:
     `decide.CHECKS` added in turn (every one on, no gate), then the checks and gate the
     calibration's `switches` (per way) turned on."""
     gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
-    checks = list(bound.CHECKS)
+    checks = list(decide.CHECKS)
     for way in REPLIED:
         replies = [r for r in rows if r.get("way") == way and prompt_of(material, r)]
         if not replies:
             continue
         stages = [(f"{way}: {'the reader' + chr(39) + 's own' if not k else '+ ' + checks[k - 1]}",
-                   bound.Switches(frozenset(checks[:k]))) for k in range(len(checks) + 1)]
+                   decide.Switches(frozenset(checks[:k]))) for k in range(len(checks) + 1)]
         if way in switches:
             stages.append((f"{way}: calibrated ({', '.join(sorted(switches[way].on)) or 'nothing on'})",
                            switches[way]))
@@ -942,12 +956,50 @@ def bound_declines(name: str, rows: list, material: dict, known: dict, switches:
             for r in replies:
                 prompt = prompt_of(material, r)
                 lines = answer_step.material(prompt["messages"], r["question"])
-                if bound.decide(r["question"], reply_of(r), lines, on, gates.get(r["id"])).declined:
+                if decided(r, lines, on, gates.get(r["id"])).declined:
                     out += 1
                     if prompt["answerable"]:
                         lost += 1
                         right += bool(verdict_of(known, r, r["answer"]))
             print(f"| {name} | {stage} | {out - lost}/{len(replies) - answerable} | {lost}/{answerable} | {right} |")
+
+
+def keep(args) -> int:
+    """The kept calibration (`submit/calibrating.py`: `kept_path`, `write_kept`) that a `--gate
+    calibrated` run of the local model would keep, made of a `read` of the calibration set by that
+    model (`--way plain --way cite` and its gate rows, asked through the same llama.cpp server and
+    request as the run's backend): a later run with `--gate kept` takes it instead of asking the
+    set's prompts again. The gate's threshold by the contest's rule (`the_rule`); a gate row whose
+    reply held neither yes nor no reads 0.5 here (`yes_probability`), unreadable in the run."""
+    from local_eval.llms import llama
+    from submit.calibrating import kept_path, write_kept
+    from submit.memory.dialogue import Settings
+    reading, _, set_file = args.reading.partition("@")
+    path = Path(set_file)
+    if not path.is_file() or not Path(reading).is_file():
+        raise SystemExit(f"keep: READING@SET must name two files, got {args.reading!r}")
+    items = contest_gate.load_set(path)
+    rows = rows_of([reading])
+    gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
+    cites = {r["id"]: r for r in rows if r.get("way") == "cite"}
+    lacking = [item["id"] for item in items if item["id"] not in gates or item["id"] not in cites]
+    if lacking:
+        raise SystemExit(f"keep: {len(lacking)} of the set's {len(items)} prompts have no gate or cite row in "
+                         f"{reading} (first: {lacking[0]}); read them first (bench/readers.py read --way plain "
+                         "--way cite)")
+    models = {r["model"] for r in rows}
+    if len(models) != 1:
+        raise SystemExit(f"keep: {reading} holds the rows of {len(models)} models ({sorted(models)}); one a file")
+    identity = llama.identity(models.pop())
+    lang = answer_step.detect_lang(items[0]["question"])
+    found = the_rule(lang, [(item["id"], bool(item["answerable"]), gates[item["id"]]) for item in items])
+    replies = [decide.cited(cites[i]["draft"], cites[i]["raw"]) if answer_step.clean_answer(cites[i]["draft"])
+               else None for i in (item["id"] for item in items)]
+    kept = kept_path(Path(args.out), identity, Settings(), lang, path)
+    write_kept(kept, identity, found, replies)
+    print(f"{kept}: {identity} on {path.name} ({len(items)} prompts): the gate {'on' if found.on else 'off'} "
+          f"({found.why}); the checks are decided from its replies by the run that takes it")
+    return 0
 
 
 def coverage(args) -> int:
@@ -1107,9 +1159,15 @@ def main(argv=None) -> int:
     c.add_argument("--prompts", action="append", help="the prompts the answers were read from, or SET:CHARS: "
                    "the unrelated-value decline too")
     c.add_argument("--out", required=True, help="writes OUT.png and OUT.md")
+    k = sub.add_parser("keep", help="a kept calibration (the file a --gate calibrated run keeps) made of a `read` "
+                       "of the calibration set")
+    k.add_argument("reading", metavar="READING@SET", help="a `read` of the calibration set by the local model "
+                   "(its gate and cite rows) @ the set file (submit/calibration/ru.c8000.jsonl)")
+    k.add_argument("--out", default=str(ROOT / "local_eval" / "calibrated"),
+                   help="the folder of kept calibrations [default: local_eval/calibrated, the shipped ones]")
     args = p.parse_args(argv)
     return {"answer": answer, "empty": empty, "unrelated": unrelated, "coverage": coverage, "read": read,
-            "declines": declines_table,
+            "declines": declines_table, "keep": keep,
             "judge": judge, "table": table, "gate": gate, "items": items}[args.command](args)
 
 

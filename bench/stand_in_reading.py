@@ -8,7 +8,7 @@
 `export` writes every chat the contest's answer stage would ask a reader of each prompt
 (`bench/prompts.py` rows): the answer prompt as built (`plain`) and, for a question whose form
 asks for several things, its two list asks (`list`, `list_late`, `submit/memory/items.py`), or
-with `--stage bound` the one bound answer (`bound`, `submit/memory/decide.py`), or with
+with `--stage bound` the one bound answer (`bound`, `bench/bound.py`), or with
 `--stage cite --drafts READING` the cite call that follows each plain answer READING holds
 (`cite`: the answer prompt, the reader's own plain answer, the ask for the lines it rests on), each
 as `{"key", "messages"}` with `key` = `<prompt id>|<way>`, for a stand-in that sees one chat at a
@@ -30,10 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script
     sys.path.insert(0, str(ROOT))
 
+from bench import bound  # noqa: E402
 from bench.readers import LISTS, list_ask, some_prompts, with_ask  # noqa: E402
 from local_eval import jsonl  # noqa: E402
 from submit.memory import answer as answer_step  # noqa: E402
-from submit.memory import decide as bound  # noqa: E402
+from submit.memory import decide  # noqa: E402
 from submit.memory import items as list_step  # noqa: E402
 
 
@@ -43,14 +44,14 @@ STAGES = {"rules": ("plain",) + LISTS, "plain": ("plain",), "bound": ("bound",),
 def chats(row: dict, stage: str = "rules", draft: str = "") -> dict:
     """way -> the chat a reader is asked for this prompt row: by the stage of word rules, the
     plain answer and, for a question whose form asks for several things, the two list asks; by
-    the bound stage (`submit/memory/decide.py`), the one bound answer; by the cited stage, the
+    the bound stage (`bench/bound.py`), the one bound answer; by the cited stage, the
     plain answer alone ("plain"), then the lines that answer, `draft`, rests on ("cite"), asked
     only where it is not the reader's own "no information" (as the contest asks)."""
     lang = answer_step.detect_lang(row["question"])
     if stage == "bound":
         return {"bound": with_ask(row["messages"], bound.ask(lang))}
     if stage == "cite":
-        return {"cite": bound.cite_chat(row["messages"], draft, lang)} if bound.asks_cite(draft) else {}
+        return {"cite": decide.cite_chat(row["messages"], draft, lang)} if decide.asks_cite(draft) else {}
     out = {"plain": row["messages"]}
     if stage == "rules" and list_step.several(row["question"]):
         out.update({way: list_ask(row, way, lang) for way in LISTS})
@@ -83,7 +84,7 @@ def reading_row(row: dict, way: str, reply: str, model: str, draft: str = "") ->
     plain answer `draft` it follows; `reply` "" where no cite was asked)."""
     lang = answer_step.detect_lang(row["question"])
     if way == "cite":
-        read = bound.cited(draft, reply)
+        read = decide.cited(draft, reply)
         found = {"answer": read.answer or answer_step.NO_INFO[lang], "draft": draft, "quotes": list(read.quotes)}
     elif way == "bound":
         read = bound.parse(reply)
@@ -138,7 +139,7 @@ def main(argv=None) -> int:
         s.add_argument("--out", required=True)
         s.add_argument("--stage", choices=STAGES, default="rules", help="the chats of the stage of word rules "
                        "(the plain answer and the list asks), the plain answer alone, the bound answer "
-                       "(submit/memory/decide.py), or the cite calls that follow the plain answers (with --drafts)")
+                       "(bench/bound.py), or the cite calls that follow the plain answers (with --drafts)")
         s.add_argument("--drafts", default="", help="with --stage cite: the reading whose plain answers the cite "
                        "calls follow (the same reader's)")
     t.add_argument("--model", required=True, help="the reader's name in the rows (its brief's)")

@@ -21,7 +21,7 @@ from typing import Optional
 
 from . import specs
 from .errors import UsageError
-from .options import OWN, ROWS, SETTINGS, TREE  # the options that shape the rows of each mode
+from .options import OWN, RETIRED, ROWS, SETTINGS, TREE  # the options that shape the rows of each mode
 
 MANIFEST = "run.json"
 
@@ -136,11 +136,15 @@ def check(out: Path, new: Manifest, products: tuple) -> Optional[Manifest]:
 
 
 def with_new_settings(old: Manifest, new: Manifest) -> Manifest:
-    """`old` with every setting it predates at the settings tree's default: a knob added after a run
-    was made is what that run was made with, so the run may go on where it is left at its default."""
+    """`old` with every setting it predates at the settings tree's default (a knob added after a run
+    was made is what that run was made with, so the run may go on where it is left at its default),
+    and without each setting that has left the code where it holds the value the code behaves as
+    since (`options.RETIRED`)."""
     added = {name: ROWS[name].start() for name in new.settings
              if name not in old.settings and name in ROWS and ROWS[name].default is TREE}
-    return dataclasses.replace(old, settings={**added, **old.settings}) if added else old
+    kept = {name: value for name, value in old.settings.items()
+            if name in new.settings or name not in RETIRED or RETIRED[name] != value}
+    return dataclasses.replace(old, settings={**added, **kept}) if added or kept != old.settings else old
 
 
 def common(sources: list, out: Path) -> Manifest:

@@ -22,7 +22,6 @@ from types import MappingProxyType
 from typing import Optional
 
 from submit.config import Config, replaced, value_at
-from submit.memory.decide import STAGES
 from submit.memory.gate import MODES as GATE_MODES
 from submit.memory.items import MODES as LIST_MODES
 
@@ -173,12 +172,6 @@ OPTIONS = (
     Option("versions_check", bool, "ask of each version link whether the later fact really replaces the earlier "
            "(docs/evaluating.md) [default: {default}, as in the contest]", ON_OFF, ANSWER, True,
            path="memory.versions_check", default=TREE),
-    Option("answer_stage", str, "the answer stage (submit/memory/decide.py): 'cite', the plain answer, then the "
-           "lines it rests on, or 'bound', one answer bound to its quotes; either with the checks this run's reader "
-           "earns on the calibration set (its answers to the 64 calibration prompts are asked once per run, "
-           "replayed from a cache: store after; with --gate off every check is on) [default: {default}, as in the "
-           "contest]",
-           {"choices": STAGES}, ANSWER, True, path="memory.answer_stage", default=TREE),
     Option("gate", str, "the decline gate: the reader's one-token P(yes) that the material holds the answer, "
            "declined below the threshold this run's calibration chose on the shipped calibration set "
            "(summary.json -> gate), and which answer checks are on; off: no calibration pass, every check on; "
@@ -211,6 +204,9 @@ OPTIONS = (
            {"type": positive(int)}, ANSWER, default=Config().budget.expected_dialogues),
 )
 ROWS = {row.name: row for row in OPTIONS}
+# Settings that left the code, each with the value the code has behaved as since: a run made at that
+# value is what the code runs now, so it goes on (`manifest.with_new_settings`).
+RETIRED = MappingProxyType({"answer_stage": "cite"})
 SETTINGS = {mode: tuple(r.name for r in OPTIONS if r.setting and mode in r.modes) for mode in BOTH}  # run.json
 ONLY = {mode: tuple(r.name for r in OPTIONS if r.modes == (mode,)) for mode in BOTH}  # refused in the other mode
 SELECTION = tuple(r.name for r in OPTIONS if r.selection)  # --merge takes every row of its sources

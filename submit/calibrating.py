@@ -7,7 +7,7 @@ language it is asked in (before the first answer's ceiling starts).
   them, in one batched call a step.
 
 Where `Settings.calibration_cache` names a folder, each calibration is kept there per model, set,
-stage and asks — the gate's scores and the model's replies as read (cleaned and parsed), not the
+and asks — the gate's scores and the model's replies as read (cleaned and parsed), not the
 switches — and the next run of the same model takes it instead of asking again, deciding the
 switches anew with the checks of its own code (a CPU reader needs half an hour for 64 prompts;
 the contest's run keeps nothing and calibrates once). Nothing here raises out of `ensure` (StopRun
@@ -106,7 +106,7 @@ class Calibrator:
         elif kept.is_file():
             why = f"the calibration kept at {kept} is not one this code reads"
         else:
-            why = f"no calibration of {self.llm.name} kept at {kept} (a run with the gate calibrated keeps one)"
+            why = f"no calibration of {self.llm.identity} kept at {kept} (a run with the gate calibrated keeps one)"
         self.calibrations[lang] = gate.Calibration(lang, False, why)
         self._set_switches(lang, decide.Switches(frozenset(decide.CHECKS), None,
                                                  {"checks": f"all on, not calibrated: {why}"}))
@@ -117,21 +117,12 @@ class Calibrator:
                  "; ".join(f"{name} {said}" for name, said in switches.why.items()))
 
     def _kept(self, lang: str) -> Optional[Path]:
-        """Where this model's calibration on this set is kept (`Settings.calibration_cache`), named by
-        everything it depends on: the model, the set's bytes, the stage, the gate's mode and rule,
-        and the asks and schema the model answers; None where nothing is kept (the contest's run)."""
-        settings = self.settings
+        """Where this model's calibration on this language's set is kept (`kept_path`); None where
+        nothing is kept (the contest's run)."""
         path, _ = self._calibration_file(lang)
-        if not settings.calibration_cache or path is None:
+        if not self.settings.calibration_cache or path is None:
             return None
-        mode = "calibrated" if settings.gate == "kept" else settings.gate  # "kept" takes what "calibrated" kept
-        what = json.dumps([self.llm.name, path.name, hashlib.sha256(path.read_bytes()).hexdigest(),
-                           settings.answer_stage, mode, gate.rule_of(settings), gate.ask(lang),
-                           decide.ask(lang), decide.BOUND_SCHEMA, decide.BOUND_MAX_TOKENS,
-                           prompts.text("answer", lang, "cite"), decide.CITE_SCHEMA, decide.CITE_MAX_TOKENS,
-                           settings.answer_max_tokens], ensure_ascii=False)
-        name = f"{lang}.{hashlib.sha256(what.encode()).hexdigest()[:16]}.json"
-        return Path(settings.calibration_cache) / name
+        return kept_path(Path(self.settings.calibration_cache), self.llm.identity, self.settings, lang, path)
 
     def _take_kept(self, lang: str, kept: Path) -> bool:
         """The kept gate calibration and replies, the switches decided from those replies now; False
@@ -143,8 +134,7 @@ class Calibrator:
             found = gate.Calibration(**{**found, "scores": tuple(tuple(s) for s in found["scores"])})
             replies = data["replies"]
             if replies is not None:
-                replies = [None if r is None else decide.Reply(r["answer"], tuple(r["quotes"]), tuple(r["items"]))
-                           for r in replies]
+                replies = [None if r is None else decide.Reply(r["answer"], tuple(r["quotes"])) for r in replies]
             switches = self._switches(lang, found, replies)
         except StopRun:
             raise
@@ -154,7 +144,7 @@ class Calibrator:
             return False
         self.calibrations[lang] = found
         self._set_switches(lang, switches)
-        log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.name, kept)
+        log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.identity, kept)
         return True
 
     def _keep(self, lang: str, kept: Path, replies: Optional[list]) -> None:
@@ -163,13 +153,8 @@ class Calibrator:
         found, switches = self.calibrations[lang], self.switches[lang]
         if "calibration failed" in found.why or "calibration failed" in str(switches.why):
             return
-        kept_replies = None if replies is None else [
-            None if r is None else {"answer": r.answer, "quotes": list(r.quotes), "items": list(r.items)}
-            for r in replies]
         try:
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            kept.write_text(json.dumps({"model": self.llm.name, "gate": found.as_dict(), "replies": kept_replies},
-                                       ensure_ascii=False, indent=1), encoding="utf-8")
+            write_kept(kept, self.llm.identity, found, replies)
         except OSError:
             log.exception("gigamemory: the calibration could not be kept in %s", kept)
 
@@ -181,7 +166,7 @@ class Calibrator:
         if self.settings.gate == "off" or path is None:
             return None
         items = gate.load_set(path)
-        replies, _ = decide.replies(self._llm, [item["messages"] for item in items], lang, self.settings.answer_stage,
+        replies, _ = decide.replies(self._llm, [item["messages"] for item in items], lang,
                                     self.settings.answer_max_tokens, CALIBRATE)
         return replies
 
@@ -230,3 +215,24 @@ class Calibrator:
         found, _ = gate.read(self._llm, [item["messages"] for item in items], lang, CALIBRATE)
         scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
         return gate.calibrate(lang, scores, **gate.rule_of(settings))
+
+
+def kept_path(folder: Path, identity: str, settings: Settings, lang: str, path: Path) -> Path:
+    """Where the calibration of the model `identity` (`LLM.identity`) on the set `path` is kept in
+    `folder`, named by everything it depends on: the model, the set's bytes, the gate's mode and
+    rule, and the asks and schema the model answers (a "kept" run looks for what "calibrated" kept)."""
+    mode = "calibrated" if settings.gate == "kept" else settings.gate
+    what = json.dumps([identity, path.name, hashlib.sha256(path.read_bytes()).hexdigest(), mode,
+                       gate.rule_of(settings), gate.ask(lang), prompts.text("answer", lang, "cite"),
+                       decide.CITE_SCHEMA, decide.CITE_MAX_TOKENS, settings.answer_max_tokens], ensure_ascii=False)
+    return folder / f"{lang}.{hashlib.sha256(what.encode()).hexdigest()[:16]}.json"
+
+
+def write_kept(kept: Path, identity: str, found: gate.Calibration, replies: Optional[list]) -> None:
+    """A calibration kept: the gate's (`found`, its scores inside) and the model's replies to the set
+    (a `decide.Reply` or None each; None: none asked), for `Calibrator` to decide the switches from."""
+    kept_replies = None if replies is None else [
+        None if r is None else {"answer": r.answer, "quotes": list(r.quotes)} for r in replies]
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(json.dumps({"model": identity, "gate": found.as_dict(), "replies": kept_replies},
+                               ensure_ascii=False, indent=1), encoding="utf-8")

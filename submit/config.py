@@ -14,7 +14,6 @@ Environment variables (read only by `Config.from_env`; `ENV` maps each to its fi
   GIGAMEMORY_EXPECTED_DIALOGUES  dialogues the time budget plans for (default: 1200)
   GIGAMEMORY_BUDGET_HOURS        hours for all writes and answers (default: 6.5 of the 7 allowed)
   GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
-  GIGAMEMORY_ANSWER_STAGE  the answer stage: cite | bound   (default: cite; memory/decide.py)
   GIGAMEMORY_GATE      the decline gate: off | calibrated | kept   (default: calibrated: the run's own model sets
                        its threshold, and which answer checks are on, on the shipped calibration set)
   GIGAMEMORY_LISTS     lists: off | list   (default: off; submit/memory/items.py)
@@ -89,7 +88,7 @@ class Config:
 # The contest's environment: variable -> the field it sets (a dotted path in the tree).
 ENV = {"GIGAMEMORY_LLM": "llm", "GIGAMEMORY_EMBEDDER": "embedder",
        "GIGAMEMORY_CONTEXT_CHARS": "memory.context_chars",
-       "GIGAMEMORY_GATE": "memory.gate", "GIGAMEMORY_ANSWER_STAGE": "memory.answer_stage",
+       "GIGAMEMORY_GATE": "memory.gate",
        "GIGAMEMORY_LISTS": "memory.lists",
        "GIGAMEMORY_EXPECTED_DIALOGUES": "budget.expected_dialogues", "GIGAMEMORY_BUDGET_HOURS": "budget.hours",
        "GIGAMEMORY_ANSWER_CEILING_S": "budget.answer_ceiling_s",

@@ -162,7 +162,7 @@ def test_options_of_our_own_submission_are_refused_in_one_line(tmp_path):
                        (["--submission", str(folder), "--facts", "off"], "--facts sets our own"),
                        (["--submission", str(folder), "--embedder", "hash"], "--embedder sets our own"),
                        (["--submission", str(folder), "--answer-ceiling", "60"], "--answer-ceiling sets our own"),
-                       (["--submission", str(folder), "--answer-stage", "bound"], "--answer-stage sets our own"),
+                       (["--submission", str(folder), "--lists", "list"], "--lists sets our own"),
                        (["--submission", str(folder), "--llm", "openai:http://127.0.0.1:9/v1#m"],
                         "openai: chat server")):
         llm = [] if "--llm" in argv else ["--llm", "scripted"]

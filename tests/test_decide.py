@@ -1,5 +1,5 @@
-"""The bound answer stage (issue 59): one reply bound to its quotes, a pure decision over it, and
-the checks each reader earns on the calibration set."""
+"""The answer stage (issue 59): the reader's answer bound to the lines it quotes, a pure decision
+over it, and the checks each reader earns on the calibration set."""
 import json
 import re
 
@@ -24,19 +24,8 @@ LINES = [("работа", "Пользователь работает бухга�
 ALL = Switches()  # every check on, no gate
 
 
-def reply(answer, *quotes, items=()):
-    return Reply(answer, tuple(quotes), tuple(items))
-
-
-def test_parse_reads_the_fields_and_keeps_what_a_cut_reply_completed():
-    whole = json.dumps({"quotes": ["Пользователь работает бухгалтером"], "answer": "Вы бухгалтер.", "items": []},
-                       ensure_ascii=False)
-    assert decide.parse(whole) == reply("Вы бухгалтер.", "Пользователь работает бухгалтером")
-    assert decide.parse(whole[:whole.index("\"items\"") + 4]) == reply("Вы бухгалтер.", "Пользователь работает бухгалтером")
-    # a quote cut at the reply's end keeps its whole words: they stand in its line
-    assert decide.parse('{"quotes": ["Пользователь работает", "и ещё') == reply(None, "Пользователь работает", "и")
-    assert decide.parse("Вы бухгалтер.") == reply("Вы бухгалтер.")  # no JSON: an answer without quotes
-    assert decide.parse("") == reply(None)
+def reply(answer, *quotes):
+    return Reply(answer, tuple(quotes))
 
 
 def test_a_quote_points_at_its_line_with_a_word_changed_and_a_made_up_one_at_none():
@@ -137,20 +126,6 @@ def test_the_readers_own_decline_and_the_gate_come_first():
     assert not decide.decide("Кем я работаю?", reply("Вы сварщик."), LINES, Switches(frozenset())).declined
 
 
-LIST_LINES = [("хобби", "Пользователь увлекается фотографией."), ("хобби", "Пользователь ходит в бассейн."),
-              ("хобби", "Пользователь вяжет.")]
-
-
-def test_items_are_joined_only_to_a_question_for_several_things_and_only_where_they_stand():
-    listed = reply("Вы увлекаетесь фотографией.", "увлекается фотографией", "ходит в бассейн",
-                   items=("фотография", "бассейн", "шахматы"))
-    verdict = decide.decide("Какие у меня хобби?", listed, LIST_LINES, ALL)
-    assert verdict.text == "Вы увлекаетесь фотографией (также: бассейн)." and verdict.added == ("бассейн",)
-    choice = reply("Вы выбрали фотографию.", "увлекается фотографией", items=("фотография", "бассейн"))
-    assert decide.decide("Какое у меня хобби — фотография или бассейн?", choice, LIST_LINES, ALL).added == ()
-    assert decide.decide("Где я живу?", listed, LIST_LINES, ALL).added == ()  # one thing asked
-
-
 def cal(question, answerable, said, lines=LINES, p_yes=None):
     return Calibrated(question, answerable, said, tuple(lines), p_yes)
 
@@ -171,131 +146,107 @@ def test_a_check_is_on_only_where_the_readers_calibration_answers_earn_it():
     assert decide.switch(fluent, threshold=0.5).on == {decide.GATE}
 
 
-def bound_model(llm):
+def answering_model(llm, **memory):
     config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
-                      {"memory.answer_stage": "bound", "memory.facts": False})
+                      {"memory.facts": False, **{f"memory.{k}": v for k, v in memory.items()}})
     m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
     m.write_to_memory([Message("user", "Я работаю бухгалтером в строительной фирме.", 1),
                        Message("assistant", "Понятно.", 1)], "d")
     return m
 
 
-def careful_where_it_can(chat):
-    """A calibration reply of a reader that quotes a line where the prompt's dialogue answers the
-    question and answers anyway, quoting nothing, where it does not."""
-    content = chat[-1]["content"]
-    if content.rsplit("\n", 1)[0] not in CAL_ANSWERABLE:
-        return json.dumps({"quotes": [], "answer": "Вы работаете сварщиком.", "items": []}, ensure_ascii=False)
-    line = next(line for line in content.splitlines() if line.startswith("- "))
-    quote = re.sub(r"\[[^\]]*\]", "", line[2:]).strip()
-    return json.dumps({"quotes": [quote], "answer": quote, "items": []}, ensure_ascii=False)
-
-
-def test_the_contest_class_calibrates_the_checks_once_and_answers_through_the_decision():
-    calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
-    made_up = json.dumps({"quotes": [], "answer": "Вы работаете сварщиком.", "items": []}, ensure_ascii=False)
-    bound = json.dumps({"quotes": ["Я работаю бухгалтером"], "answer": "Вы работаете бухгалтером.", "items": []},
-                       ensure_ascii=False)
-    # no P(yes): the gate stays off
-    llm = ScriptedLLM([careful_where_it_can] * calibration + [bound, made_up])
-    m = bound_model(llm)
-    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
-    switches = m.switches["ru"]
-    assert "unquoted" in switches.on and decide.GATE not in switches.on
-    assert list(llm.purposes) == [CALIBRATE, ANSWER]  # one batched calibration call, one answer
-    assert llm.history[-1][2] == decide.BOUND_SCHEMA
-    assert m.answer_to_question("d", "Какая у меня машина?") == NO  # no quote: declined
-    assert m.traces["d"].declined_by == "unquoted" and list(llm.purposes).count(CALIBRATE) == 1
+SAID = "Вы работаете бухгалтером."
+CITE = json.dumps({"quotes": ["Я работаю бухгалтером"]}, ensure_ascii=False)
 
 
 def test_a_failed_check_calibration_leaves_every_check_off_and_the_answer_stands():
-    said = json.dumps({"quotes": [], "answer": "Вы работаете бухгалтером.", "items": []}, ensure_ascii=False)
-    llm = ScriptedLLM([RuntimeError("engine died"), said])
-    m = bound_model(llm)
-    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+    m = answering_model(ScriptedLLM([RuntimeError("engine died"), SAID, '{"quotes": []}']))
+    assert m.answer_to_question("d", "Кем я работаю?") == SAID  # unquoted, but no check is on
     assert m.switches["ru"].on == frozenset() and "calibration failed" in m.switches["ru"].why["checks"]
 
 
 @pytest.mark.parametrize("raw", ["", "   "])
 def test_an_empty_reply_is_counted_as_the_fallback_it_is(raw):
     calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
-    m = bound_model(ScriptedLLM([NO] * calibration + [raw]))
+    m = answering_model(ScriptedLLM([NO] * calibration + [raw]))  # the reader's own declines: no cite asked
     assert m.answer_to_question("d", "Кем я работаю?") == NO
     assert m.traces["d"].fallback is not None
 
 
 def test_a_kept_calibration_is_taken_by_the_next_run_of_the_same_model_and_not_asked_again(tmp_path):
     calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
-    bound = json.dumps({"quotes": ["Я работаю бухгалтером"], "answer": "Вы работаете бухгалтером.", "items": []},
-                       ensure_ascii=False)
 
     def run(llm, folder=tmp_path):
-        config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
-                          {"memory.answer_stage": "bound", "memory.facts": False,
-                           "memory.calibration_cache": str(folder)})
-        m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
-        m.write_to_memory([Message("user", "Я работаю бухгалтером.", 1), Message("assistant", "Понятно.", 1)], "d")
-        assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+        m = answering_model(llm, calibration_cache=str(folder))
+        assert m.answer_to_question("d", "Кем я работаю?") == SAID
         return m
 
-    first = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200))
-    assert list(first.llm.purposes).count(CALIBRATE) == 1 and len(list(tmp_path.glob("ru.*.json"))) == 1
-    again = run(ScriptedLLM([bound], scores=[0.9] * 200))
+    first = run(ScriptedLLM([cites_where_it_can] * (2 * calibration) + [SAID, CITE], scores=[0.9] * 200))
+    assert list(first.llm.purposes).count(CALIBRATE) == 2 and len(list(tmp_path.glob("ru.*.json"))) == 1
+    again = run(ScriptedLLM([SAID, CITE], scores=[0.9] * 200))
     assert CALIBRATE not in again.llm.purposes and [p for _, p in again.llm.scored].count(CALIBRATE) == 0
     assert again.switches["ru"] == first.switches["ru"] and again.calibrations["ru"] == first.calibrations["ru"]
-    # another stage's or another set's calibration is another file: asked anew
-    fresh = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200), tmp_path / "other")
-    assert list(fresh.llm.purposes).count(CALIBRATE) == 1
+    # another set's or another folder's calibration is another file: asked anew
+    fresh = run(ScriptedLLM([cites_where_it_can] * (2 * calibration) + [SAID, CITE], scores=[0.9] * 200),
+                tmp_path / "other")
+    assert list(fresh.llm.purposes).count(CALIBRATE) == 2
     # what is kept is the model's replies, not the switches: a check added to the code is decided on
     # them by the next run, and a file of the older form (switches kept) is calibrated anew
     kept = next(tmp_path.glob("ru.*.json"))
     data = json.loads(kept.read_text(encoding="utf-8"))
     assert len(data["replies"]) == calibration and "switches" not in data
     kept.write_text(json.dumps({"gate": data["gate"], "switches": {"on": [], "threshold": None, "why": {}}}))
-    older = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200))
-    assert list(older.llm.purposes).count(CALIBRATE) == 1 and older.switches["ru"] == first.switches["ru"]
+    older = run(ScriptedLLM([cites_where_it_can] * (2 * calibration) + [SAID, CITE], scores=[0.9] * 200))
+    assert list(older.llm.purposes).count(CALIBRATE) == 2 and older.switches["ru"] == first.switches["ru"]
     assert "replies" in json.loads(kept.read_text(encoding="utf-8"))
+
+
+class Named(ScriptedLLM):
+    """The scripted reader under another model's name: a kept calibration is the model's own."""
+    model = "another.gguf"
+
+
+def test_a_kept_calibration_is_the_models_own_and_not_taken_for_another_model(tmp_path):
+    calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
+    answering_model(ScriptedLLM([cites_where_it_can] * (2 * calibration) + [SAID, CITE]),
+                    calibration_cache=str(tmp_path)).answer_to_question("d", "Кем я работаю?")
+    other = Named([SAID, CITE])
+    m = answering_model(other, calibration_cache=str(tmp_path), gate="kept")
+    assert m.answer_to_question("d", "Кем я работаю?") == SAID and CALIBRATE not in other.purposes
+    assert "no calibration of scripted:another.gguf kept" in m.switches["ru"].why["checks"]
+    assert other.identity == "scripted:another.gguf" and ScriptedLLM().identity == "scripted"
 
 
 def test_the_kept_mode_takes_a_kept_calibration_and_runs_every_check_where_none_is_kept(tmp_path):
     calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
-    bound = json.dumps({"quotes": ["Я работаю бухгалтером"], "answer": "Вы работаете бухгалтером.", "items": []},
-                       ensure_ascii=False)
 
     def run(llm, mode):
-        config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
-                          {"memory.answer_stage": "bound", "memory.facts": False, "memory.gate": mode,
-                           "memory.calibration_cache": str(tmp_path)})
-        m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
-        m.write_to_memory([Message("user", "Я работаю бухгалтером.", 1), Message("assistant", "Понятно.", 1)], "d")
-        assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+        m = answering_model(llm, gate=mode, calibration_cache=str(tmp_path))
+        assert m.answer_to_question("d", "Кем я работаю?") == SAID
         return m
 
     # nothing kept yet: no calibration pass, every check on, and the summary says where none was found
-    none = run(ScriptedLLM([bound]), "kept")
+    none = run(ScriptedLLM([SAID, CITE]), "kept")
     assert CALIBRATE not in none.llm.purposes and none.switches["ru"].on == frozenset(decide.CHECKS)
     assert "no calibration of" in none.switches["ru"].why["checks"] and not list(tmp_path.glob("ru.*.json"))
-    first = run(ScriptedLLM([careful_where_it_can] * calibration + [bound], scores=[0.9] * 200), "calibrated")
-    taken = run(ScriptedLLM([bound], scores=[0.9] * 200), "kept")  # the calibrated run's, not asked again
+    first = run(ScriptedLLM([cites_where_it_can] * (2 * calibration) + [SAID, CITE], scores=[0.9] * 200),
+                "calibrated")
+    taken = run(ScriptedLLM([SAID, CITE], scores=[0.9] * 200), "kept")  # the calibrated run's, not asked again
     assert CALIBRATE not in taken.llm.purposes and taken.switches["ru"] == first.switches["ru"]
     assert taken.calibrations["ru"] == first.calibrations["ru"]
     # a file that reads as JSON but not as a calibration is not taken, and nothing raises
     kept = next(tmp_path.glob("ru.*.json"))
     kept.write_text(json.dumps({"gate": {**first.calibrations["ru"].as_dict(), "scores": [[1]]}, "replies": [{}]}))
-    broken = run(ScriptedLLM([bound]), "kept")
+    broken = run(ScriptedLLM([SAID, CITE]), "kept")
     assert "not one this code reads" in broken.switches["ru"].why["checks"]
     assert broken.switches["ru"].on == frozenset(decide.CHECKS) and CALIBRATE not in broken.llm.purposes
 
 
 def test_the_gate_off_in_the_config_asks_no_calibration_and_runs_every_check():
-    said = json.dumps({"quotes": [], "answer": "Вы работаете сварщиком.", "items": []}, ensure_ascii=False)
-    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
-                      {"memory.answer_stage": "bound", "memory.facts": False, "memory.gate": "off"})
-    llm = ScriptedLLM([said])
-    m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
-    m.write_to_memory([Message("user", "Я работаю бухгалтером.", 1), Message("assistant", "Понятно.", 1)], "d")
+    llm = ScriptedLLM(["Вы работаете сварщиком.", '{"quotes": []}'])
+    m = answering_model(llm, gate="off")
     assert m.answer_to_question("d", "Кем я работаю?") == NO  # unquoted: every check is on
-    assert list(llm.purposes) == [ANSWER] and m.switches["ru"].on == frozenset(decide.CHECKS)
+    assert list(llm.purposes) == [ANSWER, ANSWER] and m.switches["ru"].on == frozenset(decide.CHECKS)
     assert "not calibrated" in m.switches["ru"].why["checks"]
 
 
@@ -347,8 +298,7 @@ def cites_where_it_can(chat):
 
 def test_the_cited_stage_calibrates_on_the_same_two_calls_and_asks_no_cite_of_the_readers_own_decline():
     calibration = len(gate.load_set(gate.calibration_file("ru", 8000)))
-    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
-                      {"memory.answer_stage": "cite", "memory.facts": False})
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False), {"memory.facts": False})
     cite = json.dumps({"quotes": ["Я работаю бухгалтером"]}, ensure_ascii=False)
     llm = ScriptedLLM([cites_where_it_can] * (2 * calibration)
                       + ["Вы работаете бухгалтером.", cite, "Вы ездите на шкоде.", '{"quotes": []}', NO])
@@ -378,7 +328,7 @@ def test_the_cited_stage_joins_the_list_asks_items_to_an_answer_that_stands_and_
         made_up = "Какие игры" in chat[-1]["content"]
         return list_router("Вы играете в шахматы." if made_up else "Вы играете в футбол.", listing)[0](chat)
     llm = ScriptedLLM([reply] * 40)
-    m = sports_model(llm, lists="list", more={"memory.answer_stage": "cite"})
+    m = sports_model(llm, lists="list")
     assert m.answer_to_question("d", "Какими видами спорта я занимаюсь?") == "Вы играете в футбол (также: пинг-понг)."
     assert m.memories["d"].ledger.calls["items"] == 2
     # a declined answer gets no list asks: «шахматы» rest on no line

@@ -536,6 +536,17 @@ def test_a_setting_added_after_a_run_was_made_counts_at_its_default(tmp_path):
     assert "extract_max_tokens" in one_line(demo(tmp_path, "--limit", "2", "--extract-max-tokens", "64"), 2)
 
 
+def test_a_setting_that_left_the_code_lets_a_run_made_at_what_the_code_does_now_go_on(tmp_path):
+    assert demo(tmp_path, "--limit", "1").returncode == 0
+    manifest = json.loads((tmp_path / "run.json").read_text())
+    manifest["settings"]["answer_stage"] = "cite"  # the one stage there is since the bound one left
+    (tmp_path / "run.json").write_text(json.dumps(manifest))
+    assert demo(tmp_path, "--limit", "2").returncode == 0 and len(rows(tmp_path)) == 2
+    manifest["settings"]["answer_stage"] = "bound"  # rows of a stage the code no longer has
+    (tmp_path / "run.json").write_text(json.dumps(manifest))
+    assert "answer_stage" in one_line(demo(tmp_path, "--limit", "3"), 2)
+
+
 def test_an_interrupt_before_any_record_names_no_file_that_is_not_there(tmp_path):
     from local_eval import run as run_py
     argv = ["--out", str(tmp_path / "run"), *FAST]

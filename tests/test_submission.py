@@ -66,7 +66,7 @@ def test_a_failing_llm_never_raises_out_of_the_class():
     (BudgetSettings, {"answer_ceiling_s": float("nan")}), (BudgetSettings, {"answer_ceiling_s": 0}),
     (BudgetSettings, {"hours": float("nan")}), (BudgetSettings, {"hours": -1.0}),
     (BudgetSettings, {"expected_dialogues": True}), (BudgetSettings, {"expected_dialogues": 2.5}),
-    (Settings, {"context_chars": "8000"}), (Settings, {"answer_stage": "rules"}), (Config, {"embedder": ""}),
+    (Settings, {"context_chars": "8000"}), (Settings, {"lists": "select"}), (Config, {"embedder": ""}),
     (Config, {"vllm_max_model_len": -1})])
 def test_nonsense_configuration_is_refused_at_construction(record, changes):
     with pytest.raises(ConfigError, match=next(iter(changes))):

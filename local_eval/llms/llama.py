@@ -128,6 +128,13 @@ class Engine:
         self.url = self.server.listening_address
 
 
+def identity(model: str) -> str:
+    """`LlamaBackend(model).identity` without loading the model (`LLM.identity`): what a kept
+    calibration of it is keyed by, `llama:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`."""
+    path = pins.path_of(model) if model in pins.PINS else Path(model)
+    return f"{LlamaBackend.name}:{path.name}"
+
+
 _ENGINES: "weakref.WeakValueDictionary[tuple, Engine]" = weakref.WeakValueDictionary()
 
 
@@ -154,6 +161,7 @@ class LlamaBackend(LLM):
 
     def __init__(self, model: str, options: Optional[dict] = None):
         self.path, self.options = model_path(model), Options.of(options or {})
+        self.model = self.path.name  # `identity(model)`
         self.engine = engine(self.path, self.options)
         self.memo: dict = {}  # sha256 of the request -> its Generation
 

@@ -26,6 +26,10 @@ class SplitLLM(LLM):
         side = self.structured if purpose in STRUCTURED else self.text
         return side.generate(chats, max_tokens=max_tokens, schema=schema, purpose=purpose, logprobs=logprobs)
 
+    @property
+    def identity(self) -> str:
+        return self.text.identity  # the answers' reader: what a calibration is of
+
     def count_tokens(self, text: str) -> int:
         return self.text.count_tokens(text)
 

@@ -178,6 +178,10 @@ class CachingLLM(LLM):
         self.fell_back = inner.fell_back
         self.gives_logprobs = inner.gives_logprobs
 
+    @property
+    def identity(self) -> str:
+        return self.inner.identity  # the model whose replies it stores
+
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
@@ -220,6 +224,10 @@ class ReplayLLM(CachingLLM):
 
     def __init__(self, folder: str):
         self.store = Store(folder, create=False)
+
+    @property
+    def identity(self) -> str:
+        return f"{self.name}:{self.store.dir.resolve()}"  # one store's calibration is not another's
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4) if text else 0

@@ -1,13 +1,12 @@
-"""The answer stage's decision: one reply bound to its evidence, and the checks the run's own
-model has earned.
+"""The answer stage's decision: the reader's answer bound to its evidence, and the checks the run's
+own model has earned.
 
-The reader answers once, in JSON held by a schema (`bound` in `prompts/answer.*.yaml`): the
-material's lines its answer rests on, verbatim (`quotes`), the answer, and the items where the
-question asks for several things. `decide` turns that reply into the contest's answer —
-a pure function of the question, the reply, the material and the switches, so the contest
-class and `bench/` replaying a recorded reply give the same verdict:
+The reader answers plainly; then, in the same chat, it copies the material's lines that answer
+rests on, in JSON held by a schema (`cite` in `prompts/answer.*.yaml`). `decide` turns the two into
+the contest's answer — a pure function of the question, the reply, the material and the switches,
+so the contest class and `bench/` replaying a recorded reply give the same verdict:
 
-    reply = parse(generation.text)
+    reply = cited(draft.text, cite.text)
     verdict = decide(question, reply, material(chat, question), switches, p_yes)
 
 Each check declines an answer on its own evidence (`CHECKS`); which are on is the run's own
@@ -25,29 +24,12 @@ from typing import Optional, Sequence
 
 from .. import prompts
 from . import answer as answer_step
-from . import items as list_step
 from .answer import _MARKER  # a fact's «[сессия 8]», which the material drops
-from .gate import with_ask
-from .items import _STRING  # one JSON string, as a cut list reply is read
 from .lang import NO_INFO, WORD, detect_lang
 from .lexical import morph
 
 QUOTE_MIN_SHARE = 0.8  # of a quote's words that must stand in one line of the material (`quoted`)
-BOUND_MAX_TOKENS = 256  # three quotes, a sentence and a dozen short items
-BOUND_SCHEMA = {"type": "object", "properties": {
-    "quotes": {"type": "array", "items": {"type": "string"}},
-    "answer": {"type": "string"},
-    "items": {"type": "array", "items": {"type": "string"}}},
-    "required": ["quotes", "answer", "items"]}
-
-
-def ask(lang: str) -> str:
-    """The bound answer's last line of the answer prompt (in place of its plain `ask`), for a chat
-    with the user and a chat between two people alike."""
-    return prompts.text("answer", lang, "bound")
-
-
-CITE_MAX_TOKENS = 256  # three or four whole lines, an excerpt's among them (a cut one keeps its words: `_cut`)
+CITE_MAX_TOKENS = 256  # three or four whole lines, an excerpt's among them (a cut one keeps its words: `quotes_of`)
 CITE_SCHEMA = {"type": "object", "properties": {"quotes": {"type": "array", "items": {"type": "string"}}},
                "required": ["quotes"]}
 
@@ -68,57 +50,40 @@ def asks_cite(draft: str) -> bool:
     return bool(text) and not answer_step.says_no_info(text)
 
 
-def cited(draft: str, raw: str) -> Reply:
-    """The reply of the cited stage: the plain `draft` as its answer, with the quotes of the cite
-    call's `raw` reply (`parse`)."""
-    found = parse(raw) if raw else Reply(answer=None)
-    return Reply(answer=answer_step.clean_answer(draft), quotes=found.quotes)
-
-
 @dataclass(frozen=True)
 class Reply:
-    """The reader's bound reply, read: `answer` None where the reply holds none."""
+    """The reader's reply, read: its answer (None where it gave none) and the lines it quoted."""
     answer: Optional[str]
     quotes: tuple = ()
-    items: tuple = ()
 
 
-def parse(raw: str) -> Reply:
-    """The reply's fields; a reply cut by the token cap keeps what it completed (its quotes, then
-    its answer), and one that is not JSON at all is an answer without quotes."""
+def cited(draft: str, raw: str) -> Reply:
+    """The reply of the cited stage: the plain `draft` as its answer, with the quotes of the cite
+    call's `raw` reply (`quotes_of`)."""
+    return Reply(answer=answer_step.clean_answer(draft), quotes=quotes_of(raw))
+
+
+def quotes_of(raw: str) -> tuple:
+    """The cite reply's quotes; a reply the token cap cut keeps the quotes it completed and its last
+    one up to its last whole word (the words it has stand in its line); one that is not JSON quotes
+    nothing."""
     text = (raw or "").strip()
     try:
         data = json.loads(text)
-    except ValueError:
-        data = _cut(text)
-    if not isinstance(data, dict):
-        return Reply(answer=answer_step.clean_answer(text))
-    def strings(key: str) -> tuple:
-        value = data.get(key)
-        return tuple(str(v).strip() for v in value if str(v).strip()) if isinstance(value, list) else ()
-    answer = data.get("answer")
-    return Reply(answer=answer_step.clean_answer(answer) if isinstance(answer, str) else None,
-                 quotes=strings("quotes"), items=strings("items"))
+    except ValueError:  # cut: every string after the key is a quote (a quote's «[сессия 16]» ends no list)
+        data = {"quotes": open_strings(text.partition('"quotes"')[2])} if text.startswith("{") else None
+    value = data.get("quotes") if isinstance(data, dict) else None
+    return tuple(str(v).strip() for v in value if str(v).strip()) if isinstance(value, list) else ()
 
 
-def _cut(text: str):
-    """What a reply cut short says: the strings of its `quotes` list, the last one up to its last
-    whole word (the words it has stand in its line), and its `answer` where it completed it."""
-    if not text.startswith("{"):
-        return None
-    found: dict = {}
-    head, _, rest = text.partition('"answer"')
-    quotes = head.partition('"quotes"')[2]
-    # every string up to the answer is a quote (a quote's own «[сессия 16]» ends no list)
-    found["quotes"] = [q for q in (_unescaped(body if end else body.rpartition(" ")[0])  # a cut word dropped
-                                   for body, end in _OPEN_STRING.findall(quotes)) if q]
-    answer = _STRING.search(rest.partition(":")[2]) if rest else None
-    if answer:
-        found["answer"] = json.loads(f'"{answer.group(1)}"')
-    return found
+_OPEN_STRING = re.compile(r'"((?:[^"\\]|\\.)*)(?:(")|\\?$)')  # a JSON string, or one cut at the text's end
 
 
-_OPEN_STRING = re.compile(r'"((?:[^"\\]|\\.)*)(?:(")|\\?$)')  # a JSON string, or one cut at the reply's end
+def open_strings(text: str) -> list:
+    """The JSON strings of a text cut short, read: each whole one, and the last, cut, up to its last
+    whole word (a cut word dropped); empty ones left out."""
+    found = (_unescaped(body if end else body.rpartition(" ")[0]) for body, end in _OPEN_STRING.findall(text))
+    return [string for string in found if string]
 
 
 def _unescaped(body: str) -> str:
@@ -130,20 +95,12 @@ def _unescaped(body: str) -> str:
 
 # ---------------------------------------------------------------- asking the reader
 
-STAGES = ("cite", "bound")  # `Settings.answer_stage`'s ways, the default first
 
-
-def replies(llm, chats: Sequence[list], lang: str, stage: str, draft_tokens: int, purpose: str):
-    """The reader's replies to answer prompts `chats` (each ending in the plain answer's ask), in
-    one batched call per step, as `stage` asks them: "bound", one JSON reply of quotes, answer and
-    items (`ask` in place of the last line); "cite", the plain answer (`draft_tokens` at most),
-    then for each that is not the reader's own "no information" the lines it rests on
-    (`cite_chat`). -> (a Reply per chat, None where the reader gave nothing usable at all; the
-    generations, for the caller's ledger)."""
-    if stage == "bound":
-        made = llm.generate([with_ask(chat, ask(lang)) for chat in chats], max_tokens=BOUND_MAX_TOKENS,
-                            schema=BOUND_SCHEMA, purpose=purpose)
-        return [parse(g.text) if g.text.strip() else None for g in made], made
+def replies(llm, chats: Sequence[list], lang: str, draft_tokens: int, purpose: str):
+    """The reader's replies to answer prompts `chats`, in one batched call per step: the plain
+    answer (`draft_tokens` at most), then for each that is not the reader's own "no information"
+    the lines it rests on (`cite_chat`). -> (a Reply per chat, None where the reader gave nothing
+    usable at all; the generations, for the caller's ledger)."""
     drafts = llm.generate(list(chats), max_tokens=draft_tokens, purpose=purpose)
     asked = [i for i, g in enumerate(drafts) if asks_cite(g.text)]
     cites = llm.generate([cite_chat(chats[i], drafts[i].text, lang) for i in asked], max_tokens=CITE_MAX_TOKENS,
@@ -330,11 +287,10 @@ class Switches:
 @dataclass(frozen=True)
 class Verdict:
     """The contest's answer: `text`, and where it declined, `declined_by` (a check's name, GATE,
-    or OWN); `held` the material lines the answer rests on; `added` the items joined to it."""
+    or OWN); `held` the material lines the answer rests on."""
     text: str
     declined_by: Optional[str] = None
     held: tuple = ()
-    added: tuple = ()
 
     @property
     def declined(self) -> bool:
@@ -343,13 +299,11 @@ class Verdict:
 
 def decide(question: str, reply: Optional[Reply], lines: Sequence[tuple[str, str]], switches: Switches,
            p_yes: Optional[float] = None) -> Verdict:
-    """The answer to `question` from the reader's bound `reply` (None: the gate declined before
-    it was asked) over the answer prompt's material `lines` (`answer.material`): declined by the
-    gate below its threshold, by the reader itself, or by the first check that is on and finds it
-    wanting; else the reply's answer, with the items it listed that it leaves out joined to it
-    where the question asks for several things (`items_added`)."""
-    lang = detect_lang(question)
-    no = NO_INFO[lang]
+    """The answer to `question` from the reader's `reply` (None: the gate declined before it was
+    asked) over the answer prompt's material `lines` (`answer.material`): declined by the gate below
+    its threshold, by the reader itself, or by the first check that is on and finds it wanting;
+    else the reply's answer."""
+    no = NO_INFO[detect_lang(question)]
     if p_yes is not None and switches.threshold is not None and GATE in switches.on and p_yes < switches.threshold:
         return Verdict(no, GATE)
     if reply is None or not reply.answer or answer_step.says_no_info(reply.answer):
@@ -359,20 +313,7 @@ def decide(question: str, reply: Optional[Reply], lines: Sequence[tuple[str, str
     for name, check in CHECKS.items():
         if name in switches.on and check(question, reply, held, lines):
             return Verdict(no, name, tuple(held))
-    added = items_added(question, reply, held or lines)
-    text = list_step.joined_values(reply.answer, added, lang) if added else reply.answer
-    return Verdict(text, None, tuple(held), tuple(added))
-
-
-def items_added(question: str, reply: Reply, lines: Sequence[tuple[str, str]]) -> list[str]:
-    """The reply's items to join to its answer: only where the question's form asks for several
-    things (`items.several`) and offers no choice («… — скрипка или виолончель?») and the reader
-    listed two or more, those that stand in the lines it rests on (`items.grounded`) and its
-    answer leaves out (`items.left_out`)."""
-    if len(reply.items) < 2 or not list_step.several(question) or answer_step.offered(question):
-        return []
-    text = "\n".join(f"{topic} {line}" for topic, line in lines)
-    return list_step.left_out(reply.answer, [item for item in reply.items if list_step.grounded(item, text)])
+    return Verdict(reply.answer, None, tuple(held))
 
 
 # ---------------------------------------------------------------- the switches, from the calibration
@@ -381,7 +322,7 @@ def items_added(question: str, reply: Reply, lines: Sequence[tuple[str, str]]) -
 @dataclass(frozen=True)
 class Calibrated:
     """One calibration prompt as the run's reader answered it: its question, whether its dialogue
-    answers it, the bound reply (None: none readable), the material lines, the gate's P(yes)."""
+    answers it, the reply (None: none readable), the material lines, the gate's P(yes)."""
     question: str
     answerable: bool
     reply: Optional[Reply]

@@ -65,10 +65,6 @@ class Settings:
     # A second LLM call cuts each answer to what the question asks (local_eval turns it on for
     # LoCoMo, whose strict judge fails supported extra detail; the contest path leaves it off).
     shorten: bool = False
-    # The answer stage (decide.py): "cite", the reader's plain answer, then in the same chat the
-    # material's lines it rests on; "bound", one JSON reply of quotes, answer and items. Either way
-    # the checks the run's own calibration earned decide whether the answer stands.
-    answer_stage: str = field(default="cite", metadata=one_of(decide.STAGES))
     # The decline gate (gate.py): "calibrated" asks the reader's one-token P(yes) that the material
     # holds the answer and declines below the threshold the run's own calibration chose, where that
     # calibration turned it on; "off" asks nothing and runs no calibration pass (every check on);
@@ -96,8 +92,8 @@ class Settings:
     decline_speaker: bool = True
     # Lists (items.py): "list" gives a question whose form asks for several things one more batch of
     # two asks (the facts shown, then each topic's latest first); the listed items its answer leaves
-    # out are joined to an answer that stands ("cite"; the bound reply lists its own items). Off:
-    # on the dev users the joins cost the local readers an answer each and gave a fluent one nothing.
+    # out are joined to an answer that stands. Off: on the dev users the joins cost the local readers
+    # an answer each and gave a fluent one nothing.
     lists: str = field(default="off", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
@@ -130,7 +126,7 @@ class Answer:
     declined_by: Optional[str] = None
     p_yes: Optional[float] = None  # the decline gate's reading, where it asked
     speaker_margin: Optional[float] = None  # gate.speaker_margin, where the question names one of two people
-    listed: tuple = ()  # the items joined to the answer: the list asks' (`lists="list"`) or the bound reply's
+    listed: tuple = ()  # the items the list asks (`lists="list"`) joined to the answer
     quotes: tuple = ()  # the material lines (topic, line) the answer rests on, as decide.quoted found them
     draft: Optional[str] = None  # the reader's own answer, before the decision (declined or not)
     timings: dict = field(default_factory=dict)
@@ -203,24 +199,23 @@ class DialogueMemory:
         reply = None
         if p_yes is None or switches.threshold is None or p_yes >= switches.threshold:  # else the gate declines
             with self.stage("answer"):
-                found, generations = decide.replies(self.llm, [chat], lang, self.settings.answer_stage,
-                                                    self.settings.answer_max_tokens, ANSWER)
+                found, generations = decide.replies(self.llm, [chat], lang, self.settings.answer_max_tokens, ANSWER)
             self.ledger.add(ANSWER, generations)
             reply = found[0]
             if reply is None:
                 return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang, facts=tuple(lines),
                               fallback=EMPTY_ANSWER, speaker_margin=margin, timings=dict(self.timings))
         verdict = decide.decide(question, reply, answer_step.material(chat, question), switches, p_yes)
-        text, added = verdict.text, verdict.added
+        text, listed = verdict.text, []
         if not verdict.declined:
             if self.settings.shorten:
                 text = self._shorten(question, text, lang)
-            listed = self._listed(chat, question, lang, lines) if self.settings.answer_stage == "cite" else []
-            if listed:  # the cited reply lists no items of its own
-                text, added = items.joined_values(text, listed, lang), tuple(listed)
+            listed = self._listed(chat, question, lang, lines)
+            if listed:
+                text = items.joined_values(text, listed, lang)
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
                       declined_by=None if verdict.declined_by == decide.OWN else verdict.declined_by,
-                      p_yes=p_yes, speaker_margin=margin, listed=added, quotes=verdict.held,
+                      p_yes=p_yes, speaker_margin=margin, listed=tuple(listed), quotes=verdict.held,
                       draft=reply.answer if reply else None, timings=dict(self.timings))
 
     def _about_the_other(self, margin: Optional[float], lang: str) -> bool:

@@ -59,9 +59,11 @@ class LLM:
     budget's guess of an extraction prompt's cost before the first measurement (None:
     calibrate first); `fell_back` — it was started in place of the backend asked for;
     `gives_logprobs` — `generate(..., logprobs=K)` fills each Generation's `top` (the decline gate
-    reads them; without them the gate is off)."""
+    reads them; without them the gate is off); `model` — the model file or folder it serves, where
+    the backend knows one (`identity`: what a kept calibration is keyed by)."""
 
     name = "llm"
+    model = ""
     concurrent_calls = False
     prior_seconds_per_prompt: Optional[float] = None
     fell_back = False
@@ -86,6 +88,12 @@ class LLM:
 
     def _generate(self, chats, *, max_tokens, schema, purpose):
         raise NotImplementedError
+
+    @property
+    def identity(self) -> str:
+        """The backend and its model: `llama:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`, so two models of
+        one kind of backend never share a kept calibration; the name alone where no model is known."""
+        return f"{self.name}:{self.model}" if self.model else self.name
 
     def count_tokens(self, text: str) -> int:
         """Tokens of a text; backends with a tokenizer override this estimate."""
