@@ -8,6 +8,7 @@ one-line `UsageError`. Called by run.py.
 """
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import sys
 from contextlib import contextmanager
@@ -17,6 +18,9 @@ from . import specs
 from .errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
+# The local models' calibrations on the shipped sets, made by `bench/readers.py keep` from recorded
+# readings: a fresh clone's first run of a local reader takes its own (`--gate kept`).
+SHIPPED_CALIBRATIONS = ROOT / "local_eval" / "calibrated"
 
 
 @contextmanager
@@ -40,12 +44,25 @@ def build_model(options):
     from submit import SubmitModelWithMemory
     with startup_errors(options):  # a number out of the tree's range is the user's too
         config = options.config()
+        seed_calibrations(config.memory.calibration_cache)
         spec = specs.parse(options.llm)
         if options.submission:
             return other_submission(options, spec)
         llm = specs.build(spec)
         model_path = spec.arg if spec.kind in ("vllm", "hf") else ""
         return SubmitModelWithMemory(model_path=model_path, config=config, llm=llm)
+
+
+def seed_calibrations(folder: str, shipped: Path = SHIPPED_CALIBRATIONS) -> None:
+    """The shipped kept calibrations copied into the run's calibration cache where it lacks them
+    (a file's name is its key: model, set, asks); one a run kept there itself is never replaced."""
+    if not folder:
+        return
+    for found in sorted(shipped.glob("*.json")):
+        target = Path(folder) / found.name
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(found, target)
 
 
 def other_submission(options, spec: specs.Spec):

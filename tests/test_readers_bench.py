@@ -413,3 +413,50 @@ def test_a_cited_answer_replays_through_the_contests_decision_with_every_check_a
     assert "| a | ru_dev | cite | 1/2 | 0/1 | 1/3 |" in table
     assert "| a | ru_dev | cite + checks | 1/2 | 1/1 | 2/3 |" in table
     assert "| a | ru_dev | cite + calibrated | 1/2 | 1/1 | 2/3 |" in table
+
+
+def test_keep_writes_the_calibration_a_calibrated_run_keeps_and_a_kept_run_takes_it(tmp_path):
+    """`readers.py keep`: a read of the calibration set becomes the kept file of that llama model, which
+    the contest class of a later run takes (`--gate kept`) without asking the set's prompts."""
+    from local_eval.backends import seed_calibrations
+    from models import Message
+    from submit import SubmitModelWithMemory
+    from submit.config import Config, replaced
+    from submit.memory import gate
+    from submit.memory.embed import HashEmbedder
+    from submit.memory.llm import CALIBRATE, ScriptedLLM
+
+    path = gate.calibration_file("ru", 8000)
+    rows = []
+    for item in gate.load_set(path):
+        said = "Вы работаете сварщиком."
+        rows += [{"id": item["id"], "way": "gate", "question": item["question"], "model": "x.gguf",
+                  "p_yes": 0.9 if item["answerable"] else 0.2},
+                 {"id": item["id"], "way": "cite", "question": item["question"], "model": "x.gguf", "answer": said,
+                  "draft": said, "raw": json.dumps({"quotes": []})}]
+    reading = tmp_path / "read.jsonl"
+    reading.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[:-1]), encoding="utf-8")
+    with pytest.raises(SystemExit, match="1 of the set's 64 prompts have no gate or cite row"):
+        readers.main(["keep", f"{reading}@{path}", "--out", str(tmp_path / "shipped")])
+    reading.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    assert readers.main(["keep", f"{reading}@{path}", "--out", str(tmp_path / "shipped")]) == 0
+    seed_calibrations(str(tmp_path / "cache"), shipped=tmp_path / "shipped")  # as local_eval starts a run
+
+    class Llama(ScriptedLLM):  # the scripted reader as the llama model the reading was made with
+        name, model = "llama", "x.gguf"
+
+    llm = Llama(["Вы работаете бухгалтером.", json.dumps({"quotes": ["Я работаю бухгалтером"]}, ensure_ascii=False)],
+                scores=[0.9])
+    config = replaced(Config(llm="scripted", embedder="hash", time_budget=False),
+                      {"memory.facts": False, "memory.gate": "kept", "memory.calibration_cache": str(tmp_path / "cache")})
+    m = SubmitModelWithMemory("", config=config, llm=llm, embedder=HashEmbedder())
+    m.write_to_memory([Message("user", "Я работаю бухгалтером.", 1), Message("assistant", "Понятно.", 1)], "d")
+    assert m.answer_to_question("d", "Кем я работаю?") == "Вы работаете бухгалтером."
+    assert CALIBRATE not in llm.purposes and m.calibrations["ru"].on and m.calibrations["ru"].threshold == 0.9
+    # every reply quoted nothing: declining the unquoted would cost as many answers as it saves
+    assert "unquoted" not in m.switches["ru"].on and "32/32 answerable" in m.switches["ru"].why["unquoted"]
+    # a calibration a run kept in the cache itself is never replaced by the shipped one
+    kept = next((tmp_path / "cache").glob("ru.*.json"))
+    kept.write_text("{}")
+    seed_calibrations(str(tmp_path / "cache"), shipped=tmp_path / "shipped")
+    assert kept.read_text() == "{}"
