@@ -71,6 +71,10 @@ def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
                                       dated, dated)
     assert not decide.unquoted_number("Мне 40 лет?", reply("Вам 40 лет.", "Пользователь работает бухгалтером"),
                                       [LINES[0]], lines)
+    # a session a line names (a fact's earlier version, «сессия 12») is no value of anything
+    noted = [("планы", "Пользователь копит на отпуск в Сочи. (раньше: «ремонт кухни», сессия 12)")]
+    assert decide.unquoted_number("Сколько стоит мой отпуск?", reply("Ваш отпуск стоит 12 тысяч.", "копит на отпуск"),
+                                  noted, noted)
     # a yes or no is not read; an answer without digits has no number to hold against its lines
     assert not decide.decide("Правда, что мне 30 лет?", reply("Да, вам 31 год.", "x"), lines, checks).declined
     assert not decide.decide("Сколько лет Полине?", reply("Полина уже школьница.", "Дочь пользователя Полина ходит"),
@@ -83,6 +87,12 @@ def test_the_users_own_thing_given_another_persons_value_is_declined():
     # asked about the husband, the husband's line answers
     assert not decide.decide("Сколько получает мой муж?", said, LINES, ALL).declined
     assert not decide.others_only("Кем я работаю?", [LINES[0]])
+    # the lines read are those that hold the value: another quoted line about the user saves nothing
+    shoes = [("дети", "У пользователя две дочери, Вера и Ася."), ("дети", "Дочерям пользователя нужны кеды 35 размера.")]
+    sized = reply("Ваш размер обуви — 35.", "У пользователя две дочери", "Дочерям пользователя нужны кеды 35 размера")
+    assert decide.decide("Какой размер обуви я ношу?", sized, shoes, ALL).declined_by == "elsewhere"
+    assert decide.holding("Ваш размер обуви — 35.", "Какой размер обуви я ношу?", shoes) == [shoes[1]]
+    assert decide.holding("Вы носите кеды.", "Какую обувь я ношу?", shoes[:1]) == shoes[:1]  # none holds it: all
 
 
 def test_the_users_own_person_given_another_owners_value_is_declined():

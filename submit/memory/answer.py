@@ -327,14 +327,14 @@ def someone_elses(answer: str, question: str, lines: list[tuple[str, str]]) -> b
     holds what it names is about nobody the question asks about. «Ваш начальник — Эдуард.» to «Как
     зовут моего начальника?» where «Эдуард» stands only in «Сосед пользователя Эдуард …». A value the material
     lacks altogether is not judged here (the reader may have put it in other words)."""
-    about, named = asked_about(question), _beyond(answer, question)
+    about, named = asked_about(question), beyond(answer, question)
     if not about or not named:
         return False
     holding = [(topic, found) for topic, found in ((topic, lemmas_of(line)) for topic, line in lines) if found & named]
     return bool(holding) and not any(mentions_any(found | lemmas_of(topic), about) for topic, found in holding)
 
 
-def _beyond(answer: str, question: str) -> set:
+def beyond(answer: str, question: str) -> set:
     """What the answer names that the question does not, by lemma, and not as another form of one
     of the question's words either (`mentions_any`: kin, or the first five letters): «Коллеги
     советуются со мной.» to «Советуют ли мне коллеги?» names nothing beyond it."""
@@ -450,7 +450,7 @@ def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool
     answer is more often put in its own words («likely», a worked-out date)."""
     if detect_lang(question) != "ru":
         return False
-    named = {w for w in _beyond(answer, question) if not is_count(w)}
+    named = {w for w in beyond(answer, question) if not is_count(w)}
     if not named:
         return False
     return not mentions_any({w for topic, line in lines for w in lemmas_of(f"{topic} {line}")}, named)

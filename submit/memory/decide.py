@@ -160,13 +160,24 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
     """The answer's value belongs to someone or something else: in the lines it rests on (all the
     material where it quoted none), it stands only beside another person than the question asks
     about (`answer.someone_elses`), the user's own thing asked and only another person's given
-    (`others_only`), the user's own person asked and only another's named (`another_owner`), or a
-    number of another measure (`answer.other_measure`)."""
+    (`others_only`, read on the quoted lines that hold the value: `holding`), the user's own person
+    asked and only another's named (`another_owner`), or a number of another measure
+    (`answer.other_measure`)."""
     if says_yes_or_no(reply.answer):
         return False
     where = held or lines
     return (answer_step.unrelated(reply.answer, question, where)
-            or (bool(held) and (others_only(question, held) or another_owner(question, held))))
+            or (bool(held) and (others_only(question, holding(reply.answer, question, held))
+                                or another_owner(question, held))))
+
+
+def holding(answer: str, question: str, held: list) -> list:
+    """The lines of `held` that hold the answer's value: a number it gives (`numbers`) or a word it
+    names beyond the question (`answer.beyond`, by lemma); all of `held` where none does."""
+    given, named = numbers(answer) - numbers(question), answer_step.beyond(answer, question)
+    found = [(topic, line) for topic, line in held
+             if given & _numbers_of(f"{topic} {line}") or named & answer_step.lemmas_of(line)]
+    return found or held
 
 
 def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
@@ -182,13 +193,23 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
     on (in the material where it quoted none): «Полине 14 лет.» quoting «Дочь пользователя Полина
     ходит в художественную школу.». A small reader asked an age, a sum or a count the material does
     not hold writes one and quotes the lines about the person asked; a reader that read its number
-    quotes it. Numbers in digits (`numbers`); a yes or no is not read here."""
+    quotes it. Numbers in digits (`numbers`), a line's session references aside (`_numbers_of`); a yes
+    or no is not read here."""
     if says_yes_or_no(reply.answer):
         return False
     given = numbers(reply.answer) - numbers(question)
     if not given:  # most answers: no number to look for in the lines
         return False
-    return not given & {n for topic, line in (held or lines) for n in numbers(f"{topic} {line}", parts=True)}
+    return not given & {n for topic, line in (held or lines) for n in _numbers_of(f"{topic} {line}")}
+
+
+_SESSION = re.compile(r"(?:сесси[а-яё]*|session)\s*№?\s*\d+", re.IGNORECASE)
+
+
+def _numbers_of(line: str) -> set:
+    """The numbers a material line gives, by part (`numbers`): its session references («(раньше: …,
+    сессия 40)») are no value of anything."""
+    return numbers(_SESSION.sub(" ", line), parts=True)
 
 
 _NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0]\d{3})+(?!\d)|\d+(?:[.,]\d+)*")  # «180 000», «1,5», «12.03.2024»
