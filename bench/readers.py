@@ -970,7 +970,9 @@ def keep(args) -> int:
     model (`--way plain --way cite` and its gate rows, asked through the same llama.cpp server and
     request as the run's backend): a later run with `--gate kept` takes it instead of asking the
     set's prompts again. The gate's threshold by the contest's rule (`the_rule`); a gate row whose
-    reply held neither yes nor no reads 0.5 here (`yes_probability`), unreadable in the run."""
+    reply held neither yes nor no (0.5 in a `read`: `yes_probability`) is unreadable, as in the run.
+    The key is made with the asks of the code that runs: a reading made with older asks is for a
+    file no run would find, so read the set again after a wording changes."""
     from local_eval.llms import llama
     from submit.calibrating import kept_path, write_kept
     from submit.memory.dialogue import Settings
@@ -992,11 +994,13 @@ def keep(args) -> int:
         raise SystemExit(f"keep: {reading} holds the rows of {len(models)} models ({sorted(models)}); one a file")
     identity = llama.identity(models.pop())
     lang = answer_step.detect_lang(items[0]["question"])
-    found = the_rule(lang, [(item["id"], bool(item["answerable"]), gates[item["id"]]) for item in items])
+    # `read` wrote 0.5 where the reply held neither yes nor no (`yes_probability`): the run reads none
+    found = the_rule(lang, [(item["id"], bool(item["answerable"]), None if gates[item["id"]] == 0.5
+                             else gates[item["id"]]) for item in items])
     replies = [decide.cited(cites[i]["draft"], cites[i]["raw"]) if answer_step.clean_answer(cites[i]["draft"])
                else None for i in (item["id"] for item in items)]
     kept = kept_path(Path(args.out), identity, Settings(), lang, path)
-    write_kept(kept, identity, found, replies)
+    write_kept(kept, identity, path.name, found, replies)
     print(f"{kept}: {identity} on {path.name} ({len(items)} prompts): the gate {'on' if found.on else 'off'} "
           f"({found.why}); the checks are decided from its replies by the run that takes it")
     return 0

@@ -142,9 +142,16 @@ def with_new_settings(old: Manifest, new: Manifest) -> Manifest:
     since (`options.RETIRED`)."""
     added = {name: ROWS[name].start() for name in new.settings
              if name not in old.settings and name in ROWS and ROWS[name].default is TREE}
-    kept = {name: value for name, value in old.settings.items()
-            if name in new.settings or name not in RETIRED or RETIRED[name] != value}
+    kept = _current(old).settings
     return dataclasses.replace(old, settings={**added, **kept}) if added or kept != old.settings else old
+
+
+def _current(manifest: Manifest) -> Manifest:
+    """The manifest without the settings that left the code, where each holds the value the code has
+    behaved as since (`options.RETIRED`)."""
+    kept = {name: value for name, value in manifest.settings.items()
+            if name not in RETIRED or RETIRED[name] != value}
+    return dataclasses.replace(manifest, settings=kept) if kept != manifest.settings else manifest
 
 
 def common(sources: list, out: Path) -> Manifest:
@@ -153,10 +160,10 @@ def common(sources: list, out: Path) -> Manifest:
     found = [_source(source, out) for source in sources]
     first = found[0]
     for source, other in zip(sources[1:], found[1:]):
-        diff = first.differences(other)
+        diff = _current(first).differences(_current(other))  # a shard made before a setting left: the same
         if diff:
             raise UsageError(f"--merge {source}: its settings differ from {sources[0]}'s ({'; '.join(diff)})")
-    merged = dataclasses.replace(first, code=(), merged_from=tuple(str(s) for s in sources))
+    merged = dataclasses.replace(_current(first), code=(), merged_from=tuple(str(s) for s in sources))
     for version in (v for m in found for v in m.code):
         merged = merged.with_code(version)
     return merged

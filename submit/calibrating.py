@@ -33,9 +33,9 @@ log = logging.getLogger("gigamemory")
 class Calibrator:
     """Per language: `calibrations` (the gate's, as found), `speaker_calibrations` and
     `speaker_thresholds`, `switches` (the answer checks, the gate's threshold among them, where it
-    is on); the dialogue memories share the last two. `llm` is the backend as built
-    (its name and whether it gives logprobs), `guarded` the same behind the run's guard, which the
-    calls go through."""
+    is on); the dialogue memories share the last two. `llm` is the backend as built (its
+    `identity`, which a kept calibration is keyed by, and whether it gives logprobs), `guarded` the
+    same behind the run's guard, which the calls go through."""
 
     def __init__(self, llm: LLM, guarded: LLM, embedder: Embedder, settings: Settings):
         self.llm, self._llm, self.embedder, self.settings = llm, guarded, embedder, settings
@@ -154,7 +154,7 @@ class Calibrator:
         if "calibration failed" in found.why or "calibration failed" in str(switches.why):
             return
         try:
-            write_kept(kept, self.llm.identity, found, replies)
+            write_kept(kept, self.llm.identity, self._calibration_file(lang)[0].name, found, replies)
         except OSError:
             log.exception("gigamemory: the calibration could not be kept in %s", kept)
 
@@ -228,11 +228,12 @@ def kept_path(folder: Path, identity: str, settings: Settings, lang: str, path: 
     return folder / f"{lang}.{hashlib.sha256(what.encode()).hexdigest()[:16]}.json"
 
 
-def write_kept(kept: Path, identity: str, found: gate.Calibration, replies: Optional[list]) -> None:
+def write_kept(kept: Path, identity: str, set_name: str, found: gate.Calibration, replies: Optional[list]) -> None:
     """A calibration kept: the gate's (`found`, its scores inside) and the model's replies to the set
-    (a `decide.Reply` or None each; None: none asked), for `Calibrator` to decide the switches from."""
+    (a `decide.Reply` or None each; None: none asked), for `Calibrator` to decide the switches from;
+    the model and the set's file name said in it (the file's name is their key's hash)."""
     kept_replies = None if replies is None else [
         None if r is None else {"answer": r.answer, "quotes": list(r.quotes)} for r in replies]
     kept.parent.mkdir(parents=True, exist_ok=True)
-    kept.write_text(json.dumps({"model": identity, "gate": found.as_dict(), "replies": kept_replies},
-                               ensure_ascii=False, indent=1), encoding="utf-8")
+    kept.write_text(json.dumps({"model": identity, "set": set_name, "gate": found.as_dict(),
+                                "replies": kept_replies}, ensure_ascii=False, indent=1), encoding="utf-8")

@@ -188,6 +188,10 @@ class GuardedLLM(LLM):
         self.inner, self.gate, self.name = inner, gate, inner.name
         self.gives_logprobs = inner.gives_logprobs
 
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
     def generate(self, chats: Sequence, *, max_tokens: int, schema: Optional[dict] = None,
                  purpose: str = ANSWER, logprobs: int = 0) -> list:
         ticket = current()

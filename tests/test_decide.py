@@ -75,6 +75,9 @@ def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
     noted = [("планы", "Пользователь копит на отпуск в Сочи. (раньше: «ремонт кухни», сессия 12)")]
     assert decide.unquoted_number("Сколько стоит мой отпуск?", reply("Ваш отпуск стоит 12 тысяч.", "копит на отпуск"),
                                   noted, noted)
+    spoken = [("Выдержки из диалогов", "Пользователь: у меня зимняя сессия 25 января")]  # the user's own
+    assert not decide.unquoted_number("Когда у меня сессия?", reply("Ваша сессия начинается 25 января.", "сессия"),
+                                      spoken, spoken)
     # a yes or no is not read; an answer without digits has no number to hold against its lines
     assert not decide.decide("Правда, что мне 30 лет?", reply("Да, вам 31 год.", "x"), lines, checks).declined
     assert not decide.decide("Сколько лет Полине?", reply("Полина уже школьница.", "Дочь пользователя Полина ходит"),
@@ -86,13 +89,13 @@ def test_the_users_own_thing_given_another_persons_value_is_declined():
     assert decide.decide("Какая у меня зарплата?", said, LINES, ALL).declined_by == "elsewhere"
     # asked about the husband, the husband's line answers
     assert not decide.decide("Сколько получает мой муж?", said, LINES, ALL).declined
-    assert not decide.others_only("Кем я работаю?", [LINES[0]])
+    assert not decide.others_only("Кем я работаю?", "Вы бухгалтер.", [LINES[0]])
     # the lines read are those that hold the value: another quoted line about the user saves nothing
     shoes = [("дети", "У пользователя две дочери, Вера и Ася."), ("дети", "Дочерям пользователя нужны кеды 35 размера.")]
     sized = reply("Ваш размер обуви — 35.", "У пользователя две дочери", "Дочерям пользователя нужны кеды 35 размера")
     assert decide.decide("Какой размер обуви я ношу?", sized, shoes, ALL).declined_by == "elsewhere"
     assert decide.holding("Ваш размер обуви — 35.", "Какой размер обуви я ношу?", shoes) == [shoes[1]]
-    assert decide.holding("Вы носите кеды.", "Какую обувь я ношу?", shoes[:1]) == shoes[:1]  # none holds it: all
+    assert decide.holding("Вы носите валенки.", "Какую обувь я ношу?", shoes) == shoes  # none holds it: all
 
 
 def test_the_users_own_person_given_another_owners_value_is_declined():
@@ -213,7 +216,7 @@ def test_a_kept_calibration_is_taken_by_the_next_run_of_the_same_model_and_not_a
 
 class Named(ScriptedLLM):
     """The scripted reader under another model's name: a kept calibration is the model's own."""
-    model = "another.gguf"
+    model_file = "another.gguf"
 
 
 def test_a_kept_calibration_is_the_models_own_and_not_taken_for_another_model(tmp_path):
@@ -280,6 +283,9 @@ def test_a_cited_reply_is_the_plain_answer_with_the_cite_calls_quotes():
     # a cite reply cut by the token cap keeps its quotes, the last as far as it came
     cut = '{"quotes": ["Сестру пользователя зовут Лена.", "Муж польз'
     assert decide.cited("Лена.", cut) == reply("Лена.", "Сестру пользователя зовут Лена.", "Муж")
+    # a reply that went on past its quotes (no schema held it): its answer is no quote
+    assert decide.quotes_of('{"quotes": ["Сестру пользователя зовут Лена."], "answer": "Лена, сестра') == (
+        "Сестру пользователя зовут Лена.",)
     # a quote's own session marker closes no list, and a cut one points at its line by its words
     cut = '{"quotes": ["[сессия 16] Сестру пользователя зовут Лена.", "[сессия 12] Пользователь работает бухгалтер'
     read = decide.cited("Лена.", cut)

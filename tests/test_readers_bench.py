@@ -443,7 +443,7 @@ def test_keep_writes_the_calibration_a_calibrated_run_keeps_and_a_kept_run_takes
     seed_calibrations(str(tmp_path / "cache"), shipped=tmp_path / "shipped")  # as local_eval starts a run
 
     class Llama(ScriptedLLM):  # the scripted reader as the llama model the reading was made with
-        name, model = "llama", "x.gguf"
+        name, model_file = "llama", "x.gguf"
 
     llm = Llama(["Вы работаете бухгалтером.", json.dumps({"quotes": ["Я работаю бухгалтером"]}, ensure_ascii=False)],
                 scores=[0.9])
@@ -460,3 +460,21 @@ def test_keep_writes_the_calibration_a_calibrated_run_keeps_and_a_kept_run_takes
     kept.write_text("{}")
     seed_calibrations(str(tmp_path / "cache"), shipped=tmp_path / "shipped")
     assert kept.read_text() == "{}"
+
+
+def test_every_shipped_calibration_is_named_by_the_key_a_run_of_its_model_looks_for():
+    """A shipped kept calibration whose set or asks changed since it was made would never be taken:
+    make it again (`bench/readers.py keep`, after reading the set again with the new asks)."""
+    from pathlib import Path
+
+    from submit.calibrating import kept_path
+    from submit.memory import gate
+    from submit.memory.dialogue import Settings
+
+    shipped = sorted((Path(readers.ROOT) / "local_eval" / "calibrated").glob("*.json"))
+    assert shipped
+    for found in shipped:
+        data = json.loads(found.read_text(encoding="utf-8"))
+        lang, path = found.name.split(".")[0], gate.CALIBRATION_DIR / data["set"]
+        assert kept_path(found.parent, data["model"], Settings(gate="kept"), lang, path) == found, found.name
+        assert len(data["replies"]) == len(gate.load_set(path))

@@ -161,7 +161,7 @@ class LlamaBackend(LLM):
 
     def __init__(self, model: str, options: Optional[dict] = None):
         self.path, self.options = model_path(model), Options.of(options or {})
-        self.model = self.path.name  # `identity(model)`
+        self.model_file = self.path.name  # `identity(model)`
         self.engine = engine(self.path, self.options)
         self.memo: dict = {}  # sha256 of the request -> its Generation
 

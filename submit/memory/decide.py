@@ -71,7 +71,8 @@ def quotes_of(raw: str) -> tuple:
     try:
         data = json.loads(text)
     except ValueError:  # cut: every string after the key is a quote (a quote's «[сессия 16]» ends no list)
-        data = {"quotes": open_strings(text.partition('"quotes"')[2])} if text.startswith("{") else None
+        head = text.partition('"answer"')[0].partition('"quotes"')[2]  # a reply with more keys: its quotes'
+        data = {"quotes": open_strings(head)} if text.startswith("{") else None
     value = data.get("quotes") if isinstance(data, dict) else None
     return tuple(str(v).strip() for v in value if str(v).strip()) if isinstance(value, list) else ()
 
@@ -160,15 +161,14 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
     """The answer's value belongs to someone or something else: in the lines it rests on (all the
     material where it quoted none), it stands only beside another person than the question asks
     about (`answer.someone_elses`), the user's own thing asked and only another person's given
-    (`others_only`, read on the quoted lines that hold the value: `holding`), the user's own person
+    (`others_only`), the user's own person
     asked and only another's named (`another_owner`), or a number of another measure
     (`answer.other_measure`)."""
     if says_yes_or_no(reply.answer):
         return False
     where = held or lines
     return (answer_step.unrelated(reply.answer, question, where)
-            or (bool(held) and (others_only(question, holding(reply.answer, question, held))
-                                or another_owner(question, held))))
+            or (bool(held) and (others_only(question, reply.answer, held) or another_owner(question, held))))
 
 
 def holding(answer: str, question: str, held: list) -> list:
@@ -176,7 +176,7 @@ def holding(answer: str, question: str, held: list) -> list:
     names beyond the question (`answer.beyond`, by lemma); all of `held` where none does."""
     given, named = numbers(answer) - numbers(question), answer_step.beyond(answer, question)
     found = [(topic, line) for topic, line in held
-             if given & _numbers_of(f"{topic} {line}") or named & answer_step.lemmas_of(line)]
+             if given & _numbers_of(f"{topic} {line}") or named & answer_step.lemmas_of(f"{topic} {line}")]
     return found or held
 
 
@@ -203,13 +203,15 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
     return not given & {n for topic, line in (held or lines) for n in _numbers_of(f"{topic} {line}")}
 
 
-_SESSION = re.compile(r"(?:сесси[а-яё]*|session)\s*№?\s*\d+", re.IGNORECASE)
+# A fact's earlier version names its session as `slots.render` writes it: «(раньше: «…», сессия 40)».
+_VERSION_SESSION = re.compile(r"(?<=»),\s*(?:сессия|session)\s+\d+(?=\s*[;)])")
 
 
 def _numbers_of(line: str) -> set:
-    """The numbers a material line gives, by part (`numbers`): its session references («(раньше: …,
-    сессия 40)») are no value of anything."""
-    return numbers(_SESSION.sub(" ", line), parts=True)
+    """The numbers a material line gives, by part (`numbers`): the session a fact's earlier version
+    names («(раньше: «кружка», сессия 40)») is no value of anything; a session the user speaks of
+    («зимняя сессия 25 января») keeps its number."""
+    return numbers(_VERSION_SESSION.sub("", line), parts=True)
 
 
 _NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0]\d{3})+(?!\d)|\d+(?:[.,]\d+)*")  # «180 000», «1,5», «12.03.2024»
@@ -232,17 +234,18 @@ GATE = "gate"  # the P(yes) gate (gate.py): a call of its own before the answer,
 OWN = "own"  # the reader's own "no information"
 
 
-def others_only(question: str, held: list) -> bool:
+def others_only(question: str, answer: str, held: list) -> bool:
     """A question about the user's own thing («Сколько я зарабатываю?»: it asks about no one else,
-    `answer.asked_about`) whose every quoted line is a fact about another person's — a person
-    owned by the user («Зарплата мужа пользователя …», «Сестра пользователя Лена …»): an animate
-    noun right before «пользователя» that the question does not name. Russian facts only: the
-    excerpts' lines are the user's own words, which name their owner in no fixed way."""
+    `answer.asked_about`) whose every quoted line that holds the answer's value (`holding`) is a
+    fact about another person's — a person owned by the user («Зарплата мужа пользователя …»,
+    «Сестра пользователя Лена …»): an animate noun right before «пользователя» that the question
+    does not name. Russian facts only: the excerpts' lines are the user's own words, which name
+    their owner in no fixed way."""
     if detect_lang(question) != "ru" or answer_step.asked_about(question):
         return False
     asked = answer_step.named_in(question)
     return all(any(not answer_step.mentions_any({person}, asked) for person in _owned_people(line))
-               for _, line in held)
+               for _, line in holding(answer, question, held))
 
 
 _MINE = frozenset(("мой", "наш"))

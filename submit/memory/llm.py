@@ -59,11 +59,11 @@ class LLM:
     budget's guess of an extraction prompt's cost before the first measurement (None:
     calibrate first); `fell_back` — it was started in place of the backend asked for;
     `gives_logprobs` — `generate(..., logprobs=K)` fills each Generation's `top` (the decline gate
-    reads them; without them the gate is off); `model` — the model file or folder it serves, where
-    the backend knows one (`identity`: what a kept calibration is keyed by)."""
+    reads them; without them the gate is off); `model_file` — the model file or folder it serves,
+    where the backend knows one (`identity`: what a kept calibration is keyed by)."""
 
     name = "llm"
-    model = ""
+    model_file = ""
     concurrent_calls = False
     prior_seconds_per_prompt: Optional[float] = None
     fell_back = False
@@ -93,7 +93,7 @@ class LLM:
     def identity(self) -> str:
         """The backend and its model: `llama:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`, so two models of
         one kind of backend never share a kept calibration; the name alone where no model is known."""
-        return f"{self.name}:{self.model}" if self.model else self.name
+        return f"{self.name}:{self.model_file}" if self.model_file else self.name
 
     def count_tokens(self, text: str) -> int:
         """Tokens of a text; backends with a tokenizer override this estimate."""

@@ -70,7 +70,7 @@ class VLLMBackend(LLM):
             raise BackendUnavailable("backend 'vllm:' needs the vllm package (the contest image has it)") from e
         if not os.path.isdir(path):
             raise BackendUnavailable(f"vllm: no model folder at {path!r}")
-        self.model = os.path.basename(path.rstrip("/"))
+        self.model_file = os.path.basename(path.rstrip("/"))
         self.max_model_len = max_model_len
         self.stats: Counter = Counter()
         self.engine = Engine(model=path, trust_remote_code=True, seed=SEED, max_model_len=max_model_len,
@@ -142,7 +142,7 @@ class HFBackend(LLM):
             raise BackendUnavailable("backend 'hf:' needs torch and transformers") from e
         if not os.path.exists(path):
             raise BackendUnavailable(f"hf: no model at {path!r}")
-        self.model = os.path.basename(path.rstrip("/"))
+        self.model_file = os.path.basename(path.rstrip("/"))
         folder, extra = (os.path.dirname(path), {"gguf_file": os.path.basename(path)}) \
             if path.endswith(".gguf") else (path, {"trust_remote_code": True})
         self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
