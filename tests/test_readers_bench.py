@@ -415,7 +415,7 @@ def test_a_cited_answer_replays_through_the_contests_decision_with_every_check_a
     assert "| a | ru_dev | cite + calibrated | 1/2 | 1/1 | 2/3 |" in table
 
 
-def test_keep_writes_the_calibration_a_calibrated_run_keeps_and_a_kept_run_takes_it(tmp_path):
+def test_keep_writes_the_calibration_a_calibrated_run_keeps_and_a_kept_run_takes_it(tmp_path, capsys):
     """`readers.py keep`: a read of the calibration set becomes the kept file of that llama model, which
     the contest class of a later run takes (`--gate kept`) without asking the set's prompts."""
     from local_eval.backends import seed_calibrations
@@ -460,6 +460,9 @@ def test_keep_writes_the_calibration_a_calibrated_run_keeps_and_a_kept_run_takes
     kept.write_text("{}")
     seed_calibrations(str(tmp_path / "cache"), shipped=tmp_path / "shipped")
     assert kept.read_text() == "{}"
+    (tmp_path / "file").write_text("")  # a cache folder that cannot be made: said, not raised
+    seed_calibrations(str(tmp_path / "file" / "calibrated"), shipped=tmp_path / "shipped")
+    assert "could not be copied" in capsys.readouterr().err
 
 
 def test_every_shipped_calibration_is_named_by_the_key_a_run_of_its_model_looks_for():
