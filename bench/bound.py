@@ -69,12 +69,12 @@ def parse(raw: str) -> Bound:
 
 
 def _cut(text: str):
-    """What a reply cut short says: the strings of its `quotes` list (`decide.open_strings`), and its
-    `answer` where it completed it."""
+    """What a reply cut short says: its quotes, read as a cut cite reply's are (`decide.quotes_of`),
+    and its `answer` where it completed it."""
     if not text.startswith("{"):
         return None
-    head, _, rest = text.partition('"answer"')
-    found: dict = {"quotes": decide.open_strings(head.partition('"quotes"')[2])}
+    found: dict = {"quotes": list(decide.quotes_of(text))}
+    rest = text.partition('"answer"')[2]
     answer = _STRING.search(rest.partition(":")[2]) if rest else None
     if answer:
         found["answer"] = json.loads(f'"{answer.group(1)}"')

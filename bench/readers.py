@@ -470,6 +470,12 @@ def bound_variants(row: dict, prompts: Optional[dict], switches: Optional[decide
     return out
 
 
+def gate_readings(rows: list) -> dict:
+    """id -> the gate row's P(yes) as the contest's decision reads it: None where the reply held
+    neither yes nor no (`read` wrote 0.5 there for its tables: `yes_probability`)."""
+    return {r["id"]: None if r["p_yes"] == 0.5 else r["p_yes"] for r in rows if r.get("way") == "gate"}
+
+
 def calibrated_switches(spec: str) -> tuple[dict, str]:
     """`READING@PROMPTS` -> {way: the switches `decide.switch` earns on a calibration set}, for each
     of `REPLIED` READING has rows of: READING a `read` of it (its `bound` or `cite` rows, and its
@@ -480,7 +486,7 @@ def calibrated_switches(spec: str) -> tuple[dict, str]:
     reading, _, prompt_spec = spec.partition("@")
     rows = rows_of([reading])
     prompts = {r["id"]: r for r in prompt_rows([prompt_spec])}
-    gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
+    gates = gate_readings(rows)
     threshold = None
     if gates:  # the gate's, by the contest's rule: the same for every way's checks
         lang = answer_step.detect_lang(rows[0]["question"])  # one calibration set, one language
@@ -939,7 +945,7 @@ def bound_declines(name: str, rows: list, material: dict, known: dict, switches:
     through `decide.decide`: the reader's own "no information", then each check of
     `decide.CHECKS` added in turn (every one on, no gate), then the checks and gate the
     calibration's `switches` (per way) turned on."""
-    gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
+    gates = gate_readings(rows)
     checks = list(decide.CHECKS)
     for way in REPLIED:
         replies = [r for r in rows if r.get("way") == way and prompt_of(material, r)]
@@ -982,7 +988,7 @@ def keep(args) -> int:
         raise SystemExit(f"keep: READING@SET must name two files, got {args.reading!r}")
     items = contest_gate.load_set(path)
     rows = rows_of([reading])
-    gates = {r["id"]: r["p_yes"] for r in rows if r.get("way") == "gate"}
+    gates = gate_readings(rows)
     cites = {r["id"]: r for r in rows if r.get("way") == "cite"}
     lacking = [item["id"] for item in items if item["id"] not in gates or item["id"] not in cites]
     if lacking:
@@ -994,9 +1000,7 @@ def keep(args) -> int:
         raise SystemExit(f"keep: {reading} holds the rows of {len(models)} models ({sorted(models)}); one a file")
     identity = llama.identity(models.pop())
     lang = answer_step.detect_lang(items[0]["question"])
-    # `read` wrote 0.5 where the reply held neither yes nor no (`yes_probability`): the run reads none
-    found = the_rule(lang, [(item["id"], bool(item["answerable"]), None if gates[item["id"]] == 0.5
-                             else gates[item["id"]]) for item in items])
+    found = the_rule(lang, [(item["id"], bool(item["answerable"]), gates[item["id"]]) for item in items])
     replies = [decide.cited(cites[i]["draft"], cites[i]["raw"]) if answer_step.clean_answer(cites[i]["draft"])
                else None for i in (item["id"] for item in items)]
     kept = kept_path(Path(args.out), identity, Settings(), lang, path)

@@ -142,8 +142,8 @@ def with_new_settings(old: Manifest, new: Manifest) -> Manifest:
     since (`options.RETIRED`)."""
     added = {name: ROWS[name].start() for name in new.settings
              if name not in old.settings and name in ROWS and ROWS[name].default is TREE}
-    kept = _current(old).settings
-    return dataclasses.replace(old, settings={**added, **kept}) if added or kept != old.settings else old
+    current = _current(old)
+    return dataclasses.replace(current, settings={**added, **current.settings}) if added else current
 
 
 def _current(manifest: Manifest) -> Manifest:

@@ -68,13 +68,18 @@ def model_path(model: str) -> Path:
     if not model:
         raise BackendUnavailable("llama: spec must look like "
                                  "llama:FILE.gguf[,ctx=N][,threads=N][,prefix=0|1][,memo=0|1]")
-    path = pins.path_of(model) if model in pins.PINS else Path(model)
+    path = _located(model)
     if not path.is_file():
         hint = (f"; fetch it with tools/fetch_model.py {model}" if model in pins.PINS else
                 f"; the model names: {pins.listing()}; or the path of a .gguf file" if not model.endswith(".gguf")
                 else "")
         raise BackendUnavailable(f"llama: no GGUF file at {str(path)!r}{hint}")
     return path
+
+
+def _located(model: str) -> Path:
+    """Where a pinned name's GGUF file is installed, or the path given."""
+    return pins.path_of(model) if model in pins.PINS else Path(model)
 
 
 # One extraction prompt of the 1.5B, uncached, on two quiet cores (docs/local_model.md, "Speed");
@@ -131,8 +136,7 @@ class Engine:
 def identity(model: str) -> str:
     """`LlamaBackend(model).identity` without loading the model (`LLM.identity`): what a kept
     calibration of it is keyed by, `llama:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`."""
-    path = pins.path_of(model) if model in pins.PINS else Path(model)
-    return f"{LlamaBackend.name}:{path.name}"
+    return f"{LlamaBackend.name}:{_located(model).name}"
 
 
 _ENGINES: "weakref.WeakValueDictionary[tuple, Engine]" = weakref.WeakValueDictionary()

@@ -72,7 +72,7 @@ def quotes_of(raw: str) -> tuple:
         data = json.loads(text)
     except ValueError:  # cut: every string after the key is a quote (a quote's «[сессия 16]» ends no list)
         head = text.partition('"answer"')[0].partition('"quotes"')[2]  # a reply with more keys: its quotes'
-        data = {"quotes": open_strings(head)} if text.startswith("{") else None
+        data = {"quotes": _open_strings(head)} if text.startswith("{") else None
     value = data.get("quotes") if isinstance(data, dict) else None
     return tuple(str(v).strip() for v in value if str(v).strip()) if isinstance(value, list) else ()
 
@@ -80,7 +80,7 @@ def quotes_of(raw: str) -> tuple:
 _OPEN_STRING = re.compile(r'"((?:[^"\\]|\\.)*)(?:(")|\\?$)')  # a JSON string, or one cut at the text's end
 
 
-def open_strings(text: str) -> list:
+def _open_strings(text: str) -> list:
     """The JSON strings of a text cut short, read: each whole one, and the last, cut, up to its last
     whole word (a cut word dropped); empty ones left out."""
     found = (_unescaped(body if end else body.rpartition(" ")[0]) for body, end in _OPEN_STRING.findall(text))
@@ -161,9 +161,8 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
     """The answer's value belongs to someone or something else: in the lines it rests on (all the
     material where it quoted none), it stands only beside another person than the question asks
     about (`answer.someone_elses`), the user's own thing asked and only another person's given
-    (`others_only`), the user's own person
-    asked and only another's named (`another_owner`), or a number of another measure
-    (`answer.other_measure`)."""
+    (`others_only`), the user's own person asked and only another's named (`another_owner`), or a
+    number of another measure (`answer.other_measure`)."""
     if says_yes_or_no(reply.answer):
         return False
     where = held or lines
