@@ -263,8 +263,8 @@ def rules_decline(text: str, question: str, lines: list) -> tuple[bool, bool, bo
     unrelated-value and ungrounded-value rules, read against the prompt's material `lines`)."""
     if not text or answer_step.says_no_info(text):
         return False, False, False
-    return (answer_step.adds_nothing(text, question), answer_step.unrelated(text, question, lines),
-            answer_step.ungrounded(text, question, lines))
+    return (answer_step.adds_nothing(text, question), rule_pile.unrelated(text, question, lines),
+            rule_pile.ungrounded(text, question, lines))
 
 
 def stale_seconds(recorded: list, prompts: dict) -> set:
@@ -415,8 +415,8 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     or with the gate (`--gate`: the gate row's signal below the threshold declines); with `empty`,
     also with the contest's empty-answer decline (`answer.adds_nothing`), alone and with the gate;
     with `prompts` (`load_material`: the bench/prompts.py rows the answers were read from) too, with
-    the unrelated-value decline (`answer.unrelated`) after it, then the ungrounded-value decline
-    (`answer.ungrounded`), as the contest path has them; with
+    the unrelated-value decline (`rule_pile.unrelated`) after it, then the ungrounded-value decline
+    (`rule_pile.ungrounded`), as the contest path has them; with
     `seconds` (`second_looked`), with the second look at the answers the three rules or the reader
     decline ("+ second look"); with
     `listings` ((file, set, id) -> the items of the list ways' rows), each of those with the listed
@@ -792,7 +792,7 @@ def empty(args) -> int:
 
 
 def unrelated(args) -> int:
-    """Every recorded Russian answer the contest's unrelated-value decline (`answer.unrelated`) would
+    """Every recorded Russian answer the contest's unrelated-value decline (`rule_pile.unrelated`) would
     turn into "no information", by whether its question has an answer, read against the answer
     prompt it was read from (`--prompts`, bench/prompts.py files, matched by set and id: built with
     the context and facts the answers were read from, so the material is the reader's); answers
@@ -813,7 +813,7 @@ def unrelated(args) -> int:
                 continue
             kind = "answerable" if prompt["answerable"] else "no answer"
             counts[kind] += 1
-            if answer_step.unrelated(text, question, answer_step.material(prompt["messages"], question)):
+            if rule_pile.unrelated(text, question, answer_step.material(prompt["messages"], question)):
                 counts[kind + " declined"] += 1
                 right = row.get("correct", verdict_of(known, row, text))
                 counts["right declined"] += kind == "answerable" and bool(right)

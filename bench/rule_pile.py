@@ -5,6 +5,9 @@ the cited stage with it). Nothing in `submit/` calls it.
 - The abstention check: the answer prompt with its last line replaced by a yes/no question, asked
   "before" any answer (whether the material holds it) or "after" a draft (whether it supports
   it), held to `{"found": bool}`; a "false" declined.
+- Two call-free rules the cited stage dropped (2026-11-30: they declined nothing on the dev users 27–32
+  that the others leave standing, for any recorded reader): `other_measure` (half of `unrelated`) and
+  `ungrounded`; they live here for the rule pile's rows and `bench/readers.py unrelated`.
 - The second look: an answer a call-free rule (`answer.adds_nothing`, `unrelated`, `ungrounded`) or
   the reader itself declined was asked once more, of the material lines about what the question
   names (`focus`, at most 16), in one call of at most 40 tokens, and kept only where it held up on
@@ -21,8 +24,9 @@ from typing import Optional
 import jinja2
 import yaml
 
-from submit.memory.answer import (_THE_USER, _lemma, _nouns, _parses, adds_nothing, is_count, lemmas_of,
-                                  mentions_any, named_in, says_no_info, unrelated)
+from submit.memory.answer import (_THE_USER, _UNITS, _lemma, _measures_of, _nouns, _parses, adds_nothing,
+                                  asked_measures, beyond, is_count, lemmas_of, mentions_any,
+                                  named_in, says_no_info, someone_elses)
 from submit.memory.context import ROLE_LABELS
 from submit.memory.facts import json_candidates
 from submit.memory.lang import detect_lang
@@ -31,6 +35,71 @@ ABSTAIN_MODES = ("before", "after")
 ABSTAIN_SCHEMA = {"type": "object", "properties": {"found": {"type": "boolean"}}, "required": ["found"]}
 ABSTAIN_MAX_TOKENS = 12  # '{"found": false}' is 6 tokens; room for a space or two
 ASKS = Path(__file__).resolve().parent / "asks"  # abstain.<lang>.yaml: the wording the readings were asked in
+
+
+# ---------------------------------------------------------------- the call-free rules the cited stage dropped
+
+
+def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+    """The answer gives a value that belongs elsewhere: someone else's (`someone_elses`), or one of
+    another measure than the question asks (`other_measure`)."""
+    return someone_elses(answer, question, lines) or other_measure(answer, question, lines)
+
+
+# A number and the word after it, past a multiplier («50 тысяч рублей»: «рублей»); «$500» too.
+_QUANTITY = re.compile(r"(?<![\d.,])(\d+(?:[.,]\d+)?)(?![\d.,]\d)\s*(?:(?:тыс|тысяч[а-я]*|млн|миллион[а-я]*|"
+                       r"миллиард[а-я]*)\.?\s+)?([^\W\d_]+|[₽$€])?", re.IGNORECASE)
+_SIGN_FIRST = re.compile(r"([$€₽])\s*(\d+(?:[.,]\d+)?)")
+
+
+def _quantities(text: str) -> list[tuple[str, set]]:
+    """Each number of `text` with the measure of the unit right after it («42 километра»:
+    ("42", {"length"})), empty where no unit follows («42», «20 тысяч в неделю»: «в» is none)."""
+    signed = [(number, _measures_of(sign, _UNITS)) for sign, number in _SIGN_FIRST.findall(text)]
+    taken = {number for number, _ in signed}  # «$500 в месяц»: the sign's
+    return signed + [(number, _measures_of(unit, _UNITS) if unit else set()) for number, unit in _QUANTITY.findall(text)
+                     if number not in taken]
+
+
+def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+    """The answer gives a value of another measure than the question asks: a number whose unit is
+    another measure's («42 километра» to «Какой у меня оклад?») and none of the asked one's (a
+    fluent reader gives the weight beside the asked height), or a bare number that stands
+    in the material beside another measure's unit and never beside the asked one's («70» to
+    «Сколько весит мой чемодан?» where the material has «проехал 70 км»). A small reader given no
+    value of the asked measure gives a number of another that it read. Russian only; a question
+    that asks no measure is not judged here."""
+    asked = asked_measures(question)
+    if not asked:
+        return False
+    quantities = _quantities(answer)
+    if any(measures & asked for _, measures in quantities):  # the asked one is given, others beside it
+        return False
+    if any(measures and not measures & asked for _, measures in quantities):
+        return True
+    bare = {number for number, measures in quantities if not measures}
+    if not bare:
+        return False
+    beside: dict = {}  # each bare number -> the measures of the units it stands beside in the material
+    for _, line in lines:
+        for number, measures in _quantities(line):
+            if number in bare and measures:
+                beside.setdefault(number, []).append(measures)
+    return any(not any(found & asked for found in measures) for measures in beside.values())
+
+
+def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
+    """The answer's value stands nowhere in the material: it names something the question does not,
+    numbers aside (`is_count`), and not one of those words stands in a material line or topic, by
+    lemma or first five letters. «Хорька зовут Марсель.» where no line has «Марсель». The other half of
+    `unrelated`, which leaves a value standing nowhere alone. Russian only: an English reader's
+    answer is more often put in its own words («likely», a worked-out date)."""
+    if detect_lang(question) != "ru":
+        return False
+    named = {w for w in beyond(answer, question) if not is_count(w)}
+    if not named:
+        return False
+    return not mentions_any({w for topic, line in lines for w in lemmas_of(f"{topic} {line}")}, named)
 
 
 def abstain_ask(lang: str, mode: str, draft: Optional[str] = None, named: bool = False) -> str:

@@ -405,7 +405,7 @@ def test_a_cited_answer_replays_through_the_contests_decision_with_every_check_a
     # the son's made-up name rests on no line: `unquoted` declines it, and earns its switch
     assert out == ["| a | cite: the reader's own | 0/1 | 1/2 | 0 |", "| a | cite: + unquoted | 1/1 | 1/2 | 0 |",
                    "| a | cite: + empty | 1/1 | 1/2 | 0 |", "| a | cite: + elsewhere | 1/1 | 1/2 | 0 |",
-                   "| a | cite: + ungrounded | 1/1 | 1/2 | 0 |", "| a | cite: + unquoted_number | 1/1 | 1/2 | 0 |",
+                   "| a | cite: + unquoted_number | 1/1 | 1/2 | 0 |",
                    "| a | cite: calibrated (unquoted) | 1/1 | 1/2 | 0 |"]
     assert readers.main(["table", *both, "--verdicts", str(verdicts), "--switches", calibration]) == 0
     table = capsys.readouterr().out

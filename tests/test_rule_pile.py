@@ -145,3 +145,37 @@ def test_a_kind_of_thing_asked_for_is_the_thing_its_noun_names():
     lines = rule_pile.focus(question, answer.material(SPORT, question))
     assert rule_pile.holds_up("Вы занимаетесь йогой.", question, lines)
     assert not rule_pile.holds_up("Вы занимаетесь бегом.", question, lines)  # stands nowhere
+HEIGHT = [("рост", "Рост пользователя — 155 см."), ("Выдержки из диалогов", "Пользователь: на заводе платят 80 тысяч рублей")]
+
+
+@pytest.mark.parametrize("draft, question, other", [
+    ("155 сантиметров", "Какая у меня зарплата?", True),  # a height for a salary
+    ("155", "Сколько я вешу?", True),  # the number stands only as a height
+    ("Ваш рост — 155 сантиметров.", "Какой у меня рост?", False),
+    ("155", "Какой у меня рост?", False),
+    ("80 тысяч рублей", "Какая у меня зарплата?", False),  # past the multiplier, roubles
+    ("80", "Сколько я зарабатываю в месяц?", False),  # stands beside roubles
+    ("100 тысяч в месяц", "Сколько я зарабатываю?", False),  # «в месяц» is a rate, not the unit
+    ("60 кг", "Сколько я вешу?", False),  # stands nowhere: not judged here
+    ("42", "Сколько мне лет?", False),  # a bare number the material has nowhere beside a unit
+    ("2 кг яблок", "Что я купил на прошлой неделе?", False),  # the question asks no measure
+    ("155 cm", "How tall am I?", False),  # Russian only
+])
+def test_an_answer_of_another_measure_than_asked_is_unrelated(draft, question, other):
+    assert rule_pile.other_measure(draft, question, HEIGHT) is other
+    assert rule_pile.unrelated(draft, question, HEIGHT) is other
+
+
+@pytest.mark.parametrize("draft, question, ungrounded", [
+    ("Вашу жену зовут Ольга.", "Как зовут мою жену?", True),  # stands nowhere
+    ("Вашу жену зовут Людмилой.", "Как зовут мою жену?", False),  # another form of a word that stands
+    ("Вашу жену зовут Сергей.", "Как зовут мою жену?", False),  # stands, about someone else: `unrelated`'s
+    ("Вашему брату 45 лет.", "Сколько лет моему брату?", False),  # a number may be worked out
+    ("У вас двое друзей.", "Сколько у меня друзей?", False),
+    ("Вашу жену зовут Людмила Ивановна.", "Как зовут мою жену?", False),  # one word that stands is enough
+    ("Your wife is Olga.", "What is my wife's name?", False),  # Russian only
+])
+def test_an_answer_whose_value_stands_nowhere_in_the_material_is_ungrounded(draft, question, ungrounded):
+    assert rule_pile.ungrounded(draft, question, answer.material(MATERIAL, question)) is ungrounded
+
+

@@ -315,12 +315,6 @@ def material(chat: list, question: str) -> list[tuple[str, str]]:
     return rows
 
 
-def unrelated(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
-    """The answer gives a value that belongs elsewhere: someone else's (`someone_elses`), or one of
-    another measure than the question asks (`other_measure`)."""
-    return someone_elses(answer, question, lines) or other_measure(answer, question, lines)
-
-
 def someone_elses(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     """The answer gives someone else's value: the question asks about someone (`asked_about`), the
     answer names something the question does not, and every material line (with its topic) that
@@ -353,10 +347,6 @@ _MEASURES = {
 }
 _UNITS = {measure: frozenset(units.split()) for measure, (_, units) in _MEASURES.items()}
 _ASKS = {measure: frozenset(asks.split()) | _UNITS[measure] for measure, (asks, _) in _MEASURES.items()}
-# A number and the word after it, past a multiplier («50 тысяч рублей»: «рублей»); «$500» too.
-_QUANTITY = re.compile(r"(?<![\d.,])(\d+(?:[.,]\d+)?)(?![\d.,]\d)\s*(?:(?:тыс|тысяч[а-я]*|млн|миллион[а-я]*|"
-                       r"миллиард[а-я]*)\.?\s+)?([^\W\d_]+|[₽$€])?", re.IGNORECASE)
-_SIGN_FIRST = re.compile(r"([$€₽])\s*(\d+(?:[.,]\d+)?)")
 
 
 def _measures_of(word: str, within: dict) -> set:
@@ -383,42 +373,6 @@ def asked_measures(question: str) -> set:
     return found
 
 
-def _quantities(text: str) -> list[tuple[str, set]]:
-    """Each number of `text` with the measure of the unit right after it («42 километра»:
-    ("42", {"length"})), empty where no unit follows («42», «20 тысяч в неделю»: «в» is none)."""
-    signed = [(number, _measures_of(sign, _UNITS)) for sign, number in _SIGN_FIRST.findall(text)]
-    taken = {number for number, _ in signed}  # «$500 в месяц»: the sign's
-    return signed + [(number, _measures_of(unit, _UNITS) if unit else set()) for number, unit in _QUANTITY.findall(text)
-                     if number not in taken]
-
-
-def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
-    """The answer gives a value of another measure than the question asks: a number whose unit is
-    another measure's («42 километра» to «Какой у меня оклад?») and none of the asked one's (a
-    fluent reader gives the weight beside the asked height), or a bare number that stands
-    in the material beside another measure's unit and never beside the asked one's («70» to
-    «Сколько весит мой чемодан?» where the material has «проехал 70 км»). A small reader given no
-    value of the asked measure gives a number of another that it read. Russian only; a question
-    that asks no measure is not judged here."""
-    asked = asked_measures(question)
-    if not asked:
-        return False
-    quantities = _quantities(answer)
-    if any(measures & asked for _, measures in quantities):  # the asked one is given, others beside it
-        return False
-    if any(measures and not measures & asked for _, measures in quantities):
-        return True
-    bare = {number for number, measures in quantities if not measures}
-    if not bare:
-        return False
-    beside: dict = {}  # each bare number -> the measures of the units it stands beside in the material
-    for _, line in lines:
-        for number, measures in _quantities(line):
-            if number in bare and measures:
-                beside.setdefault(number, []).append(measures)
-    return any(not any(found & asked for found in measures) for measures in beside.values())
-
-
 def mentions_any(words: set, about: set) -> bool:
     """Whether the lemmas `words` hold one of `about`: the same lemma or kin word (`_KIN`: «дочь»
     names «дочка», «папа» «отец»), or for one of five letters or more a word that starts with its
@@ -440,17 +394,3 @@ def is_count(lemma: str) -> bool:
     """A number, in digits or words: a count or an age the reader may have worked out («двое»
     from two names, «35 лет» from a year of birth), so not held against the material."""
     return any(ch.isdigit() for ch in lemma) or lemma in _NUMERALS or "NUMR" in morph().parse(lemma)[0].tag
-
-
-def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
-    """The answer's value stands nowhere in the material: it names something the question does not,
-    numbers aside (`is_count`), and not one of those words stands in a material line or topic, by
-    lemma or first five letters. «Хорька зовут Марсель.» where no line has «Марсель». The other half of
-    `unrelated`, which leaves a value standing nowhere alone. Russian only: an English reader's
-    answer is more often put in its own words («likely», a worked-out date)."""
-    if detect_lang(question) != "ru":
-        return False
-    named = {w for w in beyond(answer, question) if not is_count(w)}
-    if not named:
-        return False
-    return not mentions_any({w for topic, line in lines for w in lemmas_of(f"{topic} {line}")}, named)

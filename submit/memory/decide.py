@@ -158,15 +158,13 @@ def no_number(question: str, answer: str) -> bool:
 
 
 def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """The answer's value belongs to someone or something else: in the lines it rests on (all the
-    material where it quoted none), it stands only beside another person than the question asks
-    about (`answer.someone_elses`), the user's own thing asked and only another person's given
-    (`others_only`), the user's own person asked and only another's named (`another_owner`), or a
-    number of another measure (`answer.other_measure`)."""
+    """The answer's value belongs to someone else: in the lines it rests on (all the material where
+    it quoted none), it stands only beside another person than the question asks about
+    (`answer.someone_elses`), the user's own thing asked and only another person's given
+    (`others_only`), or the user's own person asked and only another's named (`another_owner`)."""
     if says_yes_or_no(reply.answer):
         return False
-    where = held or lines
-    return (answer_step.unrelated(reply.answer, question, where)
+    return (answer_step.someone_elses(reply.answer, question, held or lines)
             or (bool(held) and (others_only(question, reply.answer, held) or another_owner(question, held))))
 
 
@@ -177,14 +175,6 @@ def holding(answer: str, question: str, held: list) -> list:
     found = [(topic, line) for topic, line in held
              if given & _numbers_of(f"{topic} {line}") or named & answer_step.lemmas_of(f"{topic} {line}")]
     return found or held
-
-
-def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """What the answer names beyond the question stands nowhere in the material (`answer.ungrounded`
-    read against all its lines, not only the quoted ones: a reader that quotes the line beside its
-    value has still read the value, and `unquoted` is the quotes' own check). A yes or no
-    (`says_yes_or_no`) is not read here, nor by `elsewhere`."""
-    return not says_yes_or_no(reply.answer) and answer_step.ungrounded(reply.answer, question, lines)
 
 
 def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> bool:
@@ -227,8 +217,7 @@ def numbers(text: str, parts: bool = False) -> set:
     return {key for digits in [re.sub(r"\D", "", number) for number in found] + runs if (key := digits.strip("0"))}
 
 
-CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "ungrounded": ungrounded,
-          "unquoted_number": unquoted_number}
+CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "unquoted_number": unquoted_number}
 GATE = "gate"  # the P(yes) gate (gate.py): a call of its own before the answer, switched like the checks
 OWN = "own"  # the reader's own "no information"
 
