@@ -481,3 +481,33 @@ def test_every_shipped_calibration_is_named_by_the_key_a_run_of_its_model_looks_
         lang, path = found.name.split(".")[0], gate.CALIBRATION_DIR / data["set"]
         assert kept_path(found.parent, data["model"], Settings(gate="kept"), lang, path) == found, found.name
         assert len(data["replies"]) == len(gate.load_set(path))
+
+
+def test_the_ablation_replays_the_stage_with_one_part_taken_out(tmp_path, capsys):
+    """bench/ablate.py: a son's made-up name rests on no line and `unquoted` earns its switch on the
+    same rows; taken out, the check declines nothing and the answer stands, counted wrong."""
+    from bench import ablate
+    material = ("Факты о пользователе по темам:\nработа:\n- [сессия 2] Пользователь работает сварщиком.\n\n"
+                "Выдержки из диалогов:\n—\n\n")
+    asked = [("1", "Кем я работаю?", "fact_equal_session", "Вы работаете сварщиком.",
+              {"quotes": ["[сессия 2] Пользователь работает сварщиком."]}),
+             ("2", "Как зовут моего сына?", "no_info", "Вашего сына зовут Петя.", {"quotes": []})]
+    prompts = [{"id": i, "set": "ru_dev", "question": q, "answerable": kind != "no_info", "question_type": kind,
+                "messages": [{"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет одним предложением:"}]}
+               for i, q, kind, _, _ in asked]
+    rows = [reading_row(i, q, kind, "cite", answer=draft, draft=draft, raw=json.dumps(cite, ensure_ascii=False))
+            for i, q, kind, draft, cite in asked]
+    for name, found in (("p.jsonl", prompts), ("a.jsonl", rows)):
+        (tmp_path / name).write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in found), encoding="utf-8")
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("\n".join(json.dumps({"question": q, "answer": a, "correct": ok}, ensure_ascii=False) for q, a, ok in (
+        ("Кем я работаю?", "Вы работаете сварщиком.", True), ("Как зовут моего сына?", "Вашего сына зовут Петя.", False),
+        ("Как зовут моего сына?", readers.no_info(rows[0]), True))), encoding="utf-8")
+    reading = f"{tmp_path / 'a.jsonl'}|{tmp_path / 'p.jsonl'}|{tmp_path / 'a.jsonl'}@{tmp_path / 'p.jsonl'}"
+    assert ablate.main(["--reading", reading, "--verdicts", str(verdicts), "--rule", "check unquoted",
+                        "--rule", "offered"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "| nothing | a | 2/2 | 1/1 | 0/1 | unquoted | 1/1 / 0/1 |" in out
+    assert "| check unquoted | a | 1/2 | 0/1 | 0/1 | nothing | 0/1 / 0/1 |" in out
+    assert "| offered | a | 2/2 | 1/1 | 0/1 | unquoted | 1/1 / 0/1 (no change) |" in out
+    assert "unquoted" in ablate.decide.CHECKS  # put back

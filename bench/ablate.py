@@ -1,0 +1,139 @@
+"""What each part of the answer stage's call-free checks adds, replayed: each sub-rule taken out in
+turn (made never to fire), every reader's switches decided anew from its own calibration reading,
+and its recorded cited replies decided again (`decide.decide`, the function the contest class
+calls). No model is asked: the checks are call-free, the replies and the gate's P(yes) recorded.
+
+    .venv/bin/python bench/ablate.py                      # every sub-rule, the default readings
+    .venv/bin/python bench/ablate.py --rule no_number --rule ungrounded
+    .venv/bin/python bench/ablate.py --reading 'R.jsonl|users_dev:8000|C.jsonl@submit/calibration/ru.c8000.jsonl'
+
+A reading is `READING|PROMPTS|CALIBRATION`: a `bench/readers.py read` of a set's prompts (its
+`cite` rows, and its `gate` rows where the gate was read), the prompts it read (a file, or SET:CHARS),
+and `READING@SET` of the same reader's calibration reading (`readers.py --switches`). Printed per
+sub-rule and reading: right answers (the stored verdicts; an answer without one counts wrong and is
+counted), `no_info` questions declined, answerable ones declined (the reader's own declines
+included in both), and which checks the calibration turned on. Where taking a sub-rule out changes
+no figure of any reader, the stage does not need it on these sets.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bench import readers
+from submit.memory import answer as answer_step
+from submit.memory import decide
+
+VERDICTS = "bench/stores/readers/verdicts.jsonl"
+R = "bench/results/reading"
+CALIBRATION_4K = "submit/calibration/ru.c4000.jsonl"
+CALIBRATION_8K = "submit/calibration/ru.c8000.jsonl"
+READINGS = [
+    f"{R}/q15_users_dev_c4000.jsonl|users_dev:4000|{R}/q15_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
+    f"{R}/q05_users_dev_c4000.jsonl|users_dev:4000|{R}/q05_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
+    f"{R}/fluent_users_dev_c8000.jsonl|users_dev:8000|{R}/fluent_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
+    f"{R}/q15_ru_dev_c4000.jsonl|ru_dev:4000|{R}/q15_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
+    f"{R}/q05_ru_dev_c4000.jsonl|ru_dev:4000|{R}/q05_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
+    f"{R}/fluent_ru_dev_c8000.jsonl|ru_dev:8000|{R}/fluent_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
+]
+
+
+def _never(*_args, **_kwargs) -> bool:
+    return False
+
+
+def _without(name: str) -> dict:
+    return {k: v for k, v in decide.CHECKS.items() if k != name}
+
+
+# sub-rule -> (module, attribute, what stands in for it while it is out)
+RULES = {
+    "asks_name": (answer_step, "asks_name", _never),  # `empty`: a name asked, none given
+    "offered": (answer_step, "offered", lambda question: set()),  # `empty`: one of the offered picked
+    "kin": (answer_step, "_as_kin", set),  # kin words as one word (`empty`, `elsewhere`)
+    "adds_nothing": (answer_step, "adds_nothing", _never),  # `empty`'s first half
+    "no_number": (decide, "no_number", _never),  # `empty`'s second half
+    "someone_elses": (answer_step, "someone_elses", _never),  # `elsewhere`'s parts
+    "others_only": (decide, "others_only", _never),
+    "another_owner": (decide, "another_owner", _never),
+    "yes_or_no": (decide, "says_yes_or_no", _never),  # the exemption of a yes or no
+    **{f"check {name}": (decide, "CHECKS", None) for name in decide.CHECKS},  # a whole check
+}
+
+
+def figures(reading: str, known: dict) -> dict:
+    """One reading's figures through the stage as the code now stands."""
+    answers, prompts, calibration = reading.split("|")
+    switches = readers.calibrated_switches(calibration)[0]["cite"]
+    rows = readers.rows_of([answers])
+    material = readers.load_material([prompts])
+    p_yes = readers.gate_readings(rows)
+    every = decide.Switches(frozenset(decide.CHECKS))
+    out = {"right": 0, "no_info": 0, "no_info_declined": 0, "answerable": 0, "answerable_declined": 0, "unjudged": 0,
+           "no_info_every": 0, "answerable_every": 0}
+    for row in (r for r in rows if r.get("way") == "cite"):
+        prompt = readers.prompt_of(material, row)
+        if prompt is None:
+            continue
+        lines = answer_step.material(prompt["messages"], row["question"])
+        verdict = decide.decide(row["question"], readers.reply_of(row), lines, switches, p_yes.get(row["id"]))
+        right = readers.verdict_of(known, row, verdict.text)
+        out["right"] += bool(right)
+        out["unjudged"] += right is None
+        kind = "answerable" if prompt["answerable"] else "no_info"
+        out[kind] += 1
+        out[f"{kind}_declined"] += verdict.declined
+        out[f"{kind}_every"] += decide.decide(row["question"], readers.reply_of(row), lines, every).declined
+    out["on"] = ", ".join(sorted(switches.on)) or "nothing"
+    out["n"] = out["no_info"] + out["answerable"]
+    return out
+
+
+def ablated(rule: str, readings: list, known: dict) -> list:
+    """The figures of every reading with `rule` out (`None`: as the code stands)."""
+    if rule is None:
+        return [figures(r, known) for r in readings]
+    module, attribute, stand_in = RULES[rule]
+    saved = getattr(module, attribute)
+    setattr(module, attribute, _without(rule.split(" ", 1)[1]) if stand_in is None else stand_in)
+    try:
+        return [figures(r, known) for r in readings]
+    finally:
+        setattr(module, attribute, saved)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rule", action="append", choices=sorted(RULES), help="a sub-rule to take out (repeat; "
+                   "default: each in turn)")
+    p.add_argument("--reading", action="append", help="READING|PROMPTS|CALIBRATION (repeat; default: the local "
+                   "1.5B's, the 0.5B's and the fluent stand-in's cited readings of the dev users 27-32 and "
+                   "Russian dev)")
+    p.add_argument("--verdicts", default=VERDICTS, help=f"verdict files, comma-separated (default: {VERDICTS})")
+    args = p.parse_args(argv)
+    readings = args.reading or READINGS
+    known = readers.verdicts(args.verdicts)
+    names = [Path(r.split("|")[0]).stem for r in readings]
+    print("| taken out | reading | right | `no_info` declined | answerable declined | checks on | every check on: "
+          "`no_info` / answerable declined |")
+    print("|---|---|---|---|---|---|---|")
+    base = ablated(None, readings, known)
+    for rule in [None] + (args.rule or list(RULES)):
+        found = base if rule is None else ablated(rule, readings, known)
+        for name, now, was in zip(names, found, base):
+            keys = ("right", "no_info_declined", "answerable_declined", "no_info_every", "answerable_every")
+            moved = "" if rule is None or any(now[k] != was[k] for k in keys) else " (no change)"
+            print(f"| {rule or 'nothing'} | {name} | {now['right']}/{now['n']} "
+                  f"| {now['no_info_declined']}/{now['no_info']} | {now['answerable_declined']}/{now['answerable']} "
+                  f"| {now['on']} "
+                  f"| {now['no_info_every']}/{now['no_info']} / {now['answerable_every']}/{now['answerable']}{moved} |")
+    unjudged = sum(f["unjudged"] for f in base)
+    if unjudged:
+        print(f"\n{unjudged} answer(s) as the code stands have no verdict (`bench/readers.py judge`): counted wrong.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
