@@ -49,6 +49,10 @@ def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
     assert decide.decide("Сколько лет моей дочери Полине?", made_up, lines, checks).declined_by == "unquoted_number"
     read = reply("Ваш рост — 155 сантиметров, а вес около 50 килограммов.", "у меня рост 155 см, вес 50 кг")
     assert not decide.decide("Какой у меня рост?", read, lines, checks).declined
+    # a session marker the reader copied from the material is where a fact was said, not a value
+    cat = [("питомцы", "Кошка пользователя породы шотландская вислоухая.")]
+    marked = reply("[сессия 8] Кошка породы шотландская вислоухая.", "Кошка пользователя породы шотландская вислоухая.")
+    assert not decide.decide("Какой породы моя кошка?", marked, cat, checks).declined
     # a sum written another way is the same number; the question's own numbers are not the answer's
     other_way = reply("Муж получает около 180 тысяч рублей.", "Муж пользователя получает около 180 000 ₽ в месяц.")
     assert not decide.decide("Сколько получает мой муж?", other_way, lines, checks).declined

@@ -171,7 +171,7 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
 def holding(answer: str, question: str, held: list) -> list:
     """The lines of `held` that hold the answer's value: a number it gives (`numbers`) or a word it
     names beyond the question (`answer.beyond`, by lemma); all of `held` where none does."""
-    given, named = numbers(answer) - numbers(question), answer_step.beyond(answer, question)
+    given, named = _values(answer) - numbers(question), answer_step.beyond(answer, question)
     found = [(topic, line) for topic, line in held
              if given & _numbers_of(f"{topic} {line}") or named & answer_step.lemmas_of(f"{topic} {line}")]
     return found or held
@@ -186,10 +186,16 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
     or no is not read here."""
     if says_yes_or_no(reply.answer):
         return False
-    given = numbers(reply.answer) - numbers(question)
+    given = _values(reply.answer) - numbers(question)
     if not given:  # most answers: no number to look for in the lines
         return False
     return not given & {n for topic, line in (held or lines) for n in _numbers_of(f"{topic} {line}")}
+
+
+def _values(answer: str) -> set:
+    """The numbers an answer gives (`numbers`), a session marker it copied from the material
+    («[сессия 8] Кошка породы …») aside: the marker is where a fact was said, not a value."""
+    return numbers(_MARKER.sub(" ", answer))
 
 
 # A fact's earlier version names its session as `slots.render` writes it: «(раньше: «…», сессия 40)».
