@@ -4,7 +4,7 @@ and its recorded cited replies decided again (`decide.decide`, the function the 
 calls). No model is asked: the checks are call-free, the replies and the gate's P(yes) recorded.
 
     .venv/bin/python bench/ablate.py                      # every sub-rule, the default readings
-    .venv/bin/python bench/ablate.py --rule no_number --rule ungrounded
+    .venv/bin/python bench/ablate.py --rule no_number --rule 'check unquoted_number'
     .venv/bin/python bench/ablate.py --reading 'R.jsonl|users_dev:8000|C.jsonl@submit/calibration/ru.c8000.jsonl'
 
 A reading is `READING|PROMPTS|CALIBRATION`: a `bench/readers.py read` of a set's prompts (its
@@ -12,8 +12,10 @@ A reading is `READING|PROMPTS|CALIBRATION`: a `bench/readers.py read` of a set's
 and `READING@SET` of the same reader's calibration reading (`readers.py --switches`). Printed per
 sub-rule and reading: right answers (the stored verdicts; an answer without one counts wrong and is
 counted), `no_info` questions declined, answerable ones declined (the reader's own declines
-included in both), and which checks the calibration turned on. Where taking a sub-rule out changes
-no figure of any reader, the stage does not need it on these sets.
+included in both), which checks the calibration turned on, and the declines with every check on (no
+calibration: `--gate off`). A part whose removal changes no figure of any reader through its own
+calibration is one the contest's stage does not need on these sets; the last column says what it
+does where a run turns every check on.
 """
 from __future__ import annotations
 
@@ -41,10 +43,12 @@ READINGS = [
 
 
 def _never(*_args, **_kwargs) -> bool:
+    """A rule taken out: it never fires."""
     return False
 
 
 def _without(name: str) -> dict:
+    """`decide.CHECKS` less the check `name`: neither `decide` nor `decide.switch` sees it."""
     return {k: v for k, v in decide.CHECKS.items() if k != name}
 
 
@@ -105,8 +109,7 @@ def ablated(rule: str, readings: list, known: dict) -> list:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rule", action="append", choices=sorted(RULES), help="a sub-rule to take out (repeat; "
                    "default: each in turn)")
     p.add_argument("--reading", action="append", help="READING|PROMPTS|CALIBRATION (repeat; default: the local "
@@ -121,18 +124,19 @@ def main(argv=None) -> int:
           "`no_info` / answerable declined |")
     print("|---|---|---|---|---|---|---|")
     base = ablated(None, readings, known)
+    keys = ("right", "no_info_declined", "answerable_declined", "on", "no_info_every", "answerable_every")
+    unjudged = 0
     for rule in [None] + (args.rule or list(RULES)):
         found = base if rule is None else ablated(rule, readings, known)
+        unjudged += sum(f["unjudged"] for f in found)
         for name, now, was in zip(names, found, base):
-            keys = ("right", "no_info_declined", "answerable_declined", "no_info_every", "answerable_every")
             moved = "" if rule is None or any(now[k] != was[k] for k in keys) else " (no change)"
             print(f"| {rule or 'nothing'} | {name} | {now['right']}/{now['n']} "
                   f"| {now['no_info_declined']}/{now['no_info']} | {now['answerable_declined']}/{now['answerable']} "
                   f"| {now['on']} "
                   f"| {now['no_info_every']}/{now['no_info']} / {now['answerable_every']}/{now['answerable']}{moved} |")
-    unjudged = sum(f["unjudged"] for f in base)
     if unjudged:
-        print(f"\n{unjudged} answer(s) as the code stands have no verdict (`bench/readers.py judge`): counted wrong.")
+        print(f"\n{unjudged} answer(s) above have no verdict (`bench/readers.py judge`): counted wrong.")
     return 0
 
 

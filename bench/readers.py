@@ -259,7 +259,7 @@ def looked_at(row: dict, first: Optional[str]) -> list:
 
 
 def rules_decline(text: str, question: str, lines: list) -> tuple[bool, bool, bool]:
-    """Whether each of the contest's call-free declines takes the answer `text` (the empty-answer,
+    """Whether each of the rule pile's call-free declines takes the answer `text` (the empty-answer,
     unrelated-value and ungrounded-value rules, read against the prompt's material `lines`)."""
     if not text or answer_step.says_no_info(text):
         return False, False, False
@@ -416,7 +416,7 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     also with the contest's empty-answer decline (`answer.adds_nothing`), alone and with the gate;
     with `prompts` (`load_material`: the bench/prompts.py rows the answers were read from) too, with
     the unrelated-value decline (`rule_pile.unrelated`) after it, then the ungrounded-value decline
-    (`rule_pile.ungrounded`), as the contest path has them; with
+    (`rule_pile.ungrounded`), as the rule pile had them; with
     `seconds` (`second_looked`), with the second look at the answers the three rules or the reader
     decline ("+ second look"); with
     `listings` ((file, set, id) -> the items of the list ways' rows), each of those with the listed
@@ -792,7 +792,7 @@ def empty(args) -> int:
 
 
 def unrelated(args) -> int:
-    """Every recorded Russian answer the contest's unrelated-value decline (`rule_pile.unrelated`) would
+    """Every recorded Russian answer the rule pile's unrelated-value decline (`rule_pile.unrelated`) would
     turn into "no information", by whether its question has an answer, read against the answer
     prompt it was read from (`--prompts`, bench/prompts.py files, matched by set and id: built with
     the context and facts the answers were read from, so the material is the reader's); answers
@@ -830,7 +830,7 @@ def unrelated(args) -> int:
 
 
 def call_free(row: dict, material: Optional[dict]) -> tuple[bool, bool, bool]:
-    """Whether each of the contest's call-free declines turns a reader's answer into "no
+    """Whether each of the rule pile's call-free declines turns a reader's answer into "no
     information": (the empty-answer decline; the unrelated-value and the ungrounded-value
     declines, read against the answer's prompt where `material` has it)."""
     text, question, prompt = row["answer"] or "", row["question"], prompt_of(material, row)
@@ -883,7 +883,8 @@ def run_name(path: str) -> str:
 
 
 def declines_table(args) -> int:
-    """What the contest's decline stage does to each file's questions, stage by stage: the reader's
+    """What the rule pile's decline stage (and the cited and bound stages' checks, for their rows) does
+    to each file's questions, stage by stage: the reader's
     own "no information", then the empty-answer decline, the unrelated-value and ungrounded-value
     declines (read against the answer's prompt, `--prompts`) and the gate (`--gate p_yes<@FILE`: the threshold the
     contest's rule picks on FILE's gate rows; `--gate cv`: on the file's own gate rows less the

@@ -5,9 +5,10 @@ the cited stage with it). Nothing in `submit/` calls it.
 - The abstention check: the answer prompt with its last line replaced by a yes/no question, asked
   "before" any answer (whether the material holds it) or "after" a draft (whether it supports
   it), held to `{"found": bool}`; a "false" declined.
-- Two call-free rules the cited stage dropped (2026-11-30: they declined nothing on the dev users 27–32
-  that the others leave standing, for any recorded reader): `other_measure` (half of `unrelated`) and
-  `ungrounded`; they live here for the rule pile's rows and `bench/readers.py unrelated`.
+- Two call-free rules the cited stage dropped (2026-11-30: through each recorded reader's own
+  calibration they declined nothing on the dev users 27–32 or Russian dev that the other checks leave
+  standing; `bench/ablate.py`): `other_measure` (half of `unrelated`) and `ungrounded`; they live
+  here for the rule pile's rows and `bench/readers.py unrelated`.
 - The second look: an answer a call-free rule (`answer.adds_nothing`, `unrelated`, `ungrounded`) or
   the reader itself declined was asked once more, of the material lines about what the question
   names (`focus`, at most 16), in one call of at most 40 tokens, and kept only where it held up on

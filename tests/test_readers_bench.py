@@ -511,3 +511,11 @@ def test_the_ablation_replays_the_stage_with_one_part_taken_out(tmp_path, capsys
     assert "| check unquoted | a | 1/2 | 0/1 | 0/1 | nothing | 0/1 / 0/1 |" in out
     assert "| offered | a | 2/2 | 1/1 | 0/1 | unquoted | 1/1 / 0/1 (no change) |" in out
     assert "unquoted" in ablate.decide.CHECKS  # put back
+
+
+def test_the_ablation_puts_a_rule_back_when_a_reading_fails(tmp_path):
+    from bench import ablate
+    offered = ablate.answer_step.offered
+    with pytest.raises(SystemExit):  # no calibration rows there: `readers.calibrated_switches` stops
+        ablate.ablated("offered", [f"{tmp_path / 'none.jsonl'}|{tmp_path / 'p.jsonl'}|{tmp_path / 'c.jsonl'}@x"], {})
+    assert ablate.answer_step.offered is offered

@@ -1,5 +1,6 @@
 """The rule pile's pieces that bench/readers.py replays its recordings through (bench/rule_pile.py):
-the abstention check's ask and verdict, the second look's lines and its answer's test."""
+the abstention check's ask and verdict, the second look's lines and its answer's test, and the two
+call-free rules the cited stage dropped (`other_measure`, `ungrounded`)."""
 import pytest
 
 from bench import rule_pile
@@ -145,6 +146,8 @@ def test_a_kind_of_thing_asked_for_is_the_thing_its_noun_names():
     lines = rule_pile.focus(question, answer.material(SPORT, question))
     assert rule_pile.holds_up("Вы занимаетесь йогой.", question, lines)
     assert not rule_pile.holds_up("Вы занимаетесь бегом.", question, lines)  # stands nowhere
+
+
 HEIGHT = [("рост", "Рост пользователя — 155 см."), ("Выдержки из диалогов", "Пользователь: на заводе платят 80 тысяч рублей")]
 
 
@@ -177,5 +180,3 @@ def test_an_answer_of_another_measure_than_asked_is_unrelated(draft, question, o
 ])
 def test_an_answer_whose_value_stands_nowhere_in_the_material_is_ungrounded(draft, question, ungrounded):
     assert rule_pile.ungrounded(draft, question, answer.material(MATERIAL, question)) is ungrounded
-
-

@@ -118,7 +118,7 @@ def test_the_material_is_the_prompts_lines_under_their_topics_up_to_the_question
         ("Выдержки из диалогов", "Пользователь: сестрёнке в июне будет 12")]
 
 
-@pytest.mark.parametrize("draft, question, unrelated", [
+@pytest.mark.parametrize("draft, question, elses", [
     ("Вашу жену зовут Сергей.", "Как зовут мою жену?", True),  # the friend's name
     ("Вашу жену зовут Людмила.", "Как зовут мою жену?", False),  # stands under «жена»
     ("Вашему брату 33 года.", "Сколько лет моему брату?", True),  # the user's own age
@@ -131,8 +131,8 @@ def test_the_material_is_the_prompts_lines_under_their_topics_up_to_the_question
     # does not make the friend's name the wife's
     ("Жену пользователя зовут Сергей.", "Как зовут мою жену?", True),
 ])
-def test_an_answer_given_from_someone_elses_line_is_someone_elses(draft, question, unrelated):
-    assert answer.someone_elses(draft, question, answer.material(MATERIAL, question)) is unrelated
+def test_an_answer_given_from_someone_elses_line_is_someone_elses(draft, question, elses):
+    assert answer.someone_elses(draft, question, answer.material(MATERIAL, question)) is elses
 
 
 def test_another_form_of_the_questions_word_is_no_value_of_anyone_elses():

@@ -391,6 +391,6 @@ _KIN = {"дочка": "дочь", "доченька": "дочь", "сынок": 
 
 
 def is_count(lemma: str) -> bool:
-    """A number, in digits or words: a count or an age the reader may have worked out («двое»
-    from two names, «35 лет» from a year of birth), so not held against the material."""
+    """A number, in digits or words («35», «двое», «три»): what a question asking a measure must be
+    answered with (`decide.no_number`)."""
     return any(ch.isdigit() for ch in lemma) or lemma in _NUMERALS or "NUMR" in morph().parse(lemma)[0].tag

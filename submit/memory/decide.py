@@ -169,7 +169,7 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 
 def holding(answer: str, question: str, held: list) -> list:
-    """The lines of `held` that hold the answer's value: a number it gives (`numbers`) or a word it
+    """The lines of `held` that hold the answer's value: a number it gives (`_values`) or a word it
     names beyond the question (`answer.beyond`, by lemma); all of `held` where none does."""
     given, named = _values(answer) - numbers(question), answer_step.beyond(answer, question)
     found = [(topic, line) for topic, line in held
@@ -182,8 +182,8 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
     on (in the material where it quoted none): «Полине 14 лет.» quoting «Дочь пользователя Полина
     ходит в художественную школу.». A small reader asked an age, a sum or a count the material does
     not hold writes one and quotes the lines about the person asked; a reader that read its number
-    quotes it. Numbers in digits (`numbers`), a line's session references aside (`_numbers_of`); a yes
-    or no is not read here."""
+    quotes it. Numbers in digits (`numbers`), a session marker the answer copied aside (`_values`), a
+    line's session references aside (`_numbers_of`); a yes or no is not read here."""
     if says_yes_or_no(reply.answer):
         return False
     given = _values(reply.answer) - numbers(question)
