@@ -34,6 +34,7 @@ CALIBRATION_8K = "submit/calibration/ru.c8000.jsonl"
 READINGS = [
     f"{R}/q15_users_dev_c4000.jsonl|users_dev:4000|{R}/q15_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
     f"{R}/q05_users_dev_c4000.jsonl|users_dev:4000|{R}/q05_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
+    f"{R}/q15_users_dev_c8000.jsonl|users_dev:8000|{R}/q15_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
     f"{R}/q05_users_dev_c8000.jsonl|users_dev:8000|{R}/q05_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
     f"{R}/fluent_users_dev_c8000.jsonl|users_dev:8000|{R}/fluent_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
     f"{R}/q15_ru_dev_c4000.jsonl|ru_dev:4000|{R}/q15_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
@@ -113,7 +114,7 @@ def main(argv=None) -> int:
     p.add_argument("--rule", action="append", choices=sorted(RULES), help="a sub-rule to take out (repeat; "
                    "default: each in turn)")
     p.add_argument("--reading", action="append", help="READING|PROMPTS|CALIBRATION (repeat; default: the local "
-                   "1.5B's, the 0.5B's (also at 8k) and the fluent stand-in's cited readings of the dev users 27-32 "
+                   "1.5B's and the 0.5B's (at 4k and at 8k) and the fluent stand-in's cited readings of the dev users 27-32 "
                    "and Russian dev)")
     p.add_argument("--verdicts", default=VERDICTS, help=f"verdict files, comma-separated (default: {VERDICTS})")
     args = p.parse_args(argv)

@@ -129,6 +129,10 @@ def test_the_readers_own_decline_and_the_gate_come_first():
     right = reply("Вы работаете бухгалтером.", "работает бухгалтером")
     assert decide.decide("Кем я работаю?", right, LINES, gated, p_yes=0.4).declined_by == decide.GATE
     assert not decide.decide("Кем я работаю?", right, LINES, gated, p_yes=0.6).declined
+    # the gate does not speak for a Russian yes/no question (the contest class does not ask it there):
+    # a recorded P(yes) of one replays as the class answers
+    yes = reply("Да, вы работаете бухгалтером.", "работает бухгалтером")
+    assert not decide.decide("Работаю ли я бухгалтером?", yes, LINES, gated, p_yes=0.4).declined
     assert not decide.decide("Кем я работаю?", reply("Вы сварщик."), LINES, Switches(frozenset())).declined
 
 

@@ -25,6 +25,7 @@ from typing import Optional, Sequence
 from .. import prompts
 from . import answer as answer_step
 from .answer import _MARKER  # a fact's «[сессия 8]», which the material drops
+from .gate import speaks_for
 from .lang import NO_INFO, WORD, detect_lang
 from .lexical import morph
 
@@ -319,10 +320,12 @@ def decide(question: str, reply: Optional[Reply], lines: Sequence[tuple[str, str
            p_yes: Optional[float] = None) -> Verdict:
     """The answer to `question` from the reader's `reply` (None: the gate declined before it was
     asked) over the answer prompt's material `lines` (`answer.material`): declined by the gate below
-    its threshold, by the reader itself, or by the first check that is on and finds it wanting;
-    else the reply's answer."""
+    its threshold where it speaks for the question's form (`gate.speaks_for`: the contest class does
+    not ask it of a Russian yes/no question, and a replay of a recorded P(yes) reads it alike), by the
+    reader itself, or by the first check that is on and finds it wanting; else the reply's answer."""
     no = NO_INFO[detect_lang(question)]
-    if p_yes is not None and switches.threshold is not None and GATE in switches.on and p_yes < switches.threshold:
+    gated = GATE in switches.on and switches.threshold is not None and speaks_for(question)
+    if gated and p_yes is not None and p_yes < switches.threshold:
         return Verdict(no, GATE)
     if reply is None or not reply.answer or answer_step.says_no_info(reply.answer):
         return Verdict(no, OWN)
