@@ -114,8 +114,8 @@ def main(argv=None) -> int:
     p.add_argument("--rule", action="append", choices=sorted(RULES), help="a sub-rule to take out (repeat; "
                    "default: each in turn)")
     p.add_argument("--reading", action="append", help="READING|PROMPTS|CALIBRATION (repeat; default: the local "
-                   "1.5B's and the 0.5B's (at 4k and at 8k) and the fluent stand-in's cited readings of the dev users 27-32 "
-                   "and Russian dev)")
+                   "1.5B's and the 0.5B's (at 4k and at 8k) and the fluent stand-in's cited readings of the "
+                   "dev users 27-32 and Russian dev)")
     p.add_argument("--verdicts", default=VERDICTS, help=f"verdict files, comma-separated (default: {VERDICTS})")
     args = p.parse_args(argv)
     readings = args.reading or READINGS
