@@ -170,9 +170,9 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 
 def holding(answer: str, question: str, held: list) -> list:
-    """The lines of `held` that hold the answer's value: a number it gives (`_values`) or a word it
+    """The lines of `held` that hold the answer's value: a number it gives (`_given`) or a word it
     names beyond the question (`answer.beyond`, by lemma); all of `held` where none does."""
-    given, named = _values(answer) - numbers(question), answer_step.beyond(answer, question)
+    given, named = _given(answer, question), answer_step.beyond(answer, question)
     found = [(topic, line) for topic, line in held
              if given & _numbers_of(f"{topic} {line}") or named & answer_step.lemmas_of(f"{topic} {line}")]
     return found or held
@@ -183,20 +183,21 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
     on (in the material where it quoted none): «Полине 14 лет.» quoting «Дочь пользователя Полина
     ходит в художественную школу.». A small reader asked an age, a sum or a count the material does
     not hold writes one and quotes the lines about the person asked; a reader that read its number
-    quotes it. Numbers in digits (`numbers`), a session marker the answer copied aside (`_values`), a
-    line's session references aside (`_numbers_of`); a yes or no is not read here."""
+    quotes it. Numbers in digits (`_given`: a session marker the answer copied aside), a line's
+    session references aside (`_numbers_of`); a yes or no is not read here."""
     if says_yes_or_no(reply.answer):
         return False
-    given = _values(reply.answer) - numbers(question)
+    given = _given(reply.answer, question)
     if not given:  # most answers: no number to look for in the lines
         return False
     return not given & {n for topic, line in (held or lines) for n in _numbers_of(f"{topic} {line}")}
 
 
-def _values(answer: str) -> set:
-    """The numbers an answer gives (`numbers`), a session marker it copied from the material
-    («[сессия 8] Кошка породы …») aside: the marker is where a fact was said, not a value."""
-    return numbers(_MARKER.sub(" ", answer))
+def _given(answer: str, question: str) -> set:
+    """The numbers an answer gives beyond its question's (`numbers`), a session marker it copied
+    from the material («[сессия 8] Кошка породы …») aside: the marker is where a fact was said, not
+    a value."""
+    return numbers(_MARKER.sub(" ", answer)) - numbers(question)
 
 
 # A fact's earlier version names its session as `slots.render` writes it: «(раньше: «…», сессия 40)».
