@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench import readers
@@ -68,29 +69,45 @@ RULES = {
 }
 
 
-def figures(reading: str, known: dict) -> dict:
-    """One reading's figures through the stage as the code now stands."""
-    answers, prompts, calibration = reading.split("|")
-    switches = readers.calibrated_switches(calibration)[0]["cite"]
-    rows = readers.rows_of([answers])
+@dataclass(frozen=True)
+class Reading:
+    """A reading as `figures` reads it: its name, its reader's calibration (`READING@SET`), each
+    cited reply with what no rule changes — the row, the reply read, its prompt's material lines,
+    whether its dialogue answers it — and its gate rows' P(yes) by id: read once, not once a rule."""
+    name: str
+    calibration: str
+    replies: tuple
+    p_yes: dict
+
+
+def load(spec: str) -> Reading:
+    """A `READING|PROMPTS|CALIBRATION` spec's reading (`--reading`)."""
+    answers, prompts, calibration = spec.split("|")
     material = readers.load_material([prompts])
-    p_yes = readers.gate_readings(rows)
+    rows, replies = readers.rows_of([answers]), []
+    for row in (r for r in rows if r.get("way") == "cite"):
+        prompt = readers.prompt_of(material, row)
+        if prompt is not None:
+            lines = answer_step.material(prompt["messages"], row["question"])
+            replies.append((row, readers.reply_of(row), lines, bool(prompt["answerable"])))
+    return Reading(Path(answers).stem, calibration, tuple(replies), readers.gate_readings(rows))
+
+
+def figures(reading: Reading, known: dict) -> dict:
+    """One reading's figures through the stage as the code now stands."""
+    switches = readers.calibrated_switches(reading.calibration)[0]["cite"]
     every = decide.Switches(frozenset(decide.CHECKS))
     out = {"right": 0, "no_info": 0, "no_info_declined": 0, "answerable": 0, "answerable_declined": 0, "unjudged": 0,
            "no_info_every": 0, "answerable_every": 0}
-    for row in (r for r in rows if r.get("way") == "cite"):
-        prompt = readers.prompt_of(material, row)
-        if prompt is None:
-            continue
-        lines = answer_step.material(prompt["messages"], row["question"])
-        verdict = decide.decide(row["question"], readers.reply_of(row), lines, switches, p_yes.get(row["id"]))
+    for row, reply, lines, answerable in reading.replies:
+        verdict = decide.decide(row["question"], reply, lines, switches, reading.p_yes.get(row["id"]))
         right = readers.verdict_of(known, row, verdict.text)
         out["right"] += bool(right)
         out["unjudged"] += right is None
-        kind = "answerable" if prompt["answerable"] else "no_info"
+        kind = "answerable" if answerable else "no_info"
         out[kind] += 1
         out[f"{kind}_declined"] += verdict.declined
-        out[f"{kind}_every"] += decide.decide(row["question"], readers.reply_of(row), lines, every).declined
+        out[f"{kind}_every"] += decide.decide(row["question"], reply, lines, every).declined
     out["on"] = ", ".join(sorted(switches.on)) or "nothing"
     out["n"] = out["no_info"] + out["answerable"]
     return out
@@ -118,9 +135,8 @@ def main(argv=None) -> int:
                    "dev users 27-32 and Russian dev)")
     p.add_argument("--verdicts", default=VERDICTS, help=f"verdict files, comma-separated (default: {VERDICTS})")
     args = p.parse_args(argv)
-    readings = args.reading or READINGS
+    readings = [load(spec) for spec in args.reading or READINGS]
     known = readers.verdicts(args.verdicts)
-    names = [Path(r.split("|")[0]).stem for r in readings]
     print("| taken out | reading | right | `no_info` declined | answerable declined | checks on | every check on: "
           "`no_info` / answerable declined |")
     print("|---|---|---|---|---|---|---|")
@@ -130,9 +146,9 @@ def main(argv=None) -> int:
     for rule in [None] + (args.rule or list(RULES)):
         found = base if rule is None else ablated(rule, readings, known)
         unjudged += sum(f["unjudged"] for f in found)
-        for name, now, was in zip(names, found, base):
+        for reading, now, was in zip(readings, found, base):
             moved = "" if rule is None or any(now[k] != was[k] for k in keys) else " (no change)"
-            print(f"| {rule or 'nothing'} | {name} | {now['right']}/{now['n']} "
+            print(f"| {rule or 'nothing'} | {reading.name} | {now['right']}/{now['n']} "
                   f"| {now['no_info_declined']}/{now['no_info']} | {now['answerable_declined']}/{now['answerable']} "
                   f"| {now['on']} "
                   f"| {now['no_info_every']}/{now['no_info']} / {now['answerable_every']}/{now['answerable']}{moved} |")

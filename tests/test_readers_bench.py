@@ -517,5 +517,5 @@ def test_the_ablation_puts_a_rule_back_when_a_reading_fails(tmp_path):
     from bench import ablate
     offered = ablate.answer_step.offered
     with pytest.raises(SystemExit):  # no calibration rows there: `readers.calibrated_switches` stops
-        ablate.ablated("offered", [f"{tmp_path / 'none.jsonl'}|{tmp_path / 'p.jsonl'}|{tmp_path / 'c.jsonl'}@x"], {})
+        ablate.ablated("offered", [ablate.Reading("none", f"{tmp_path / 'c.jsonl'}@x", (), {})], {})
     assert ablate.answer_step.offered is offered
