@@ -195,7 +195,7 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
 
 def _given(answer: str, question: str) -> set:
     """The numbers an answer gives beyond its question's (`numbers`), a session marker it copied
-    from the material («[сессия 8] Кошка породы …») aside: the marker is where a fact was said, not
+    from the material («[сессия 8] Пёс породы бигль.») aside: the marker is where a fact was said, not
     a value."""
     return numbers(_MARKER.sub(" ", answer)) - numbers(question)
 
