@@ -226,7 +226,8 @@ def read_list(server, row: dict, lang: str, way: str = "list") -> dict:
     chat = list_ask(row, way, lang)
     reply = ask(server, chat_body(chat, list_step.LIST_MAX_TOKENS, list_step.LIST_SCHEMA))
     raw = reply["choices"][0]["message"]["content"] or ""
-    return {"items": list_step.kept_items(raw, chat, lang), "raw": raw, "usage": reply.get("usage", {})}
+    found = list_step.kept_items(raw, chat, row["question"], lang)
+    return {"items": found, "raw": raw, "usage": reply.get("usage", {})}
 
 
 def read_list_late(server, row: dict, lang: str) -> dict:
@@ -403,7 +404,7 @@ def with_listed(answer: str, question: str, listed: Optional[list]) -> str:
     (`items.joined_values`), where the question was listed and the answer is not "no information"."""
     if listed is None or not answer or answer_step.says_no_info(answer):
         return answer
-    return list_step.joined_values(answer, listed, answer_step.detect_lang(question))
+    return list_step.joined_values(answer, listed, answer_step.detect_lang(question), question)
 
 
 def variants(row: dict, declined: dict, gate: str, empty: bool = False,
@@ -596,7 +597,8 @@ def kept(rows: list, material: Optional[dict]) -> list:
     lang = answer_step.detect_lang(rows[0]["question"])
     if prompt is None:
         return list_step.union_items([r["items"] for r in rows])
-    return list_step.union_items([list_step.kept_items(r["raw"], list_ask(prompt, r["way"], lang), lang) for r in rows])
+    return list_step.union_items([list_step.kept_items(r["raw"], list_ask(prompt, r["way"], lang), r["question"], lang)
+                                  for r in rows])
 
 
 def answered(paths, gate: str, empty: bool = False, prompts: Sequence[str] = (),

@@ -93,7 +93,7 @@ def reading_row(row: dict, way: str, reply: str, model: str, draft: str = "") ->
     elif way == "plain":
         found = {"answer": answer_step.clean_answer(reply) or answer_step.NO_INFO[lang]}
     else:
-        found = {"items": list_step.kept_items(reply, chats(row)[way], lang)}
+        found = {"items": list_step.kept_items(reply, chats(row)[way], row["question"], lang)}
     return {"id": row["id"], "set": row.get("set"), "way": way, "question": row["question"],
             "gold": row.get("gold", ""), "question_type": row["question_type"], "answerable": row.get("answerable"),
             "model": model, **found, "raw": reply}

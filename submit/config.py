@@ -16,7 +16,7 @@ Environment variables (read only by `Config.from_env`; `ENV` maps each to its fi
   GIGAMEMORY_ANSWER_CEILING_S    hard ceiling on one dialogue's answer, seconds (default: 150)
   GIGAMEMORY_GATE      the decline gate: off | calibrated | kept   (default: calibrated: the run's own model sets
                        its threshold, and which answer checks are on, on the shipped calibration set)
-  GIGAMEMORY_LISTS     lists: off | list   (default: off; submit/memory/items.py)
+  GIGAMEMORY_LISTS     lists: off | list   (default: list; submit/memory/items.py)
   GIGAMEMORY_VLLM_MAX_MODEL_LEN  the vLLM engine's context in tokens (default: 131072, GigaChat's);
                        a rehearsal on CPU with a small model lowers it (docs/vllm_cpu.md)
 """

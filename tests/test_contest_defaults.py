@@ -11,7 +11,7 @@ CONTEST = {
     "memory.facts": True, "memory.extract_max_tokens": 256, "memory.extract_filter": "all", "memory.versions": True,
     "memory.versions_max_tokens": 256, "memory.versions_check": True, "memory.shorten": False,
     "memory.calibration_cache": "", "memory.gate": "calibrated", "memory.gate_max_false": 0.05,
-    "memory.gate_no_answer_share": 0.25, "memory.gate_min_auc": 0.7, "memory.calibration_dir": "", "memory.decline_speaker": True, "memory.lists": "off", "memory.max_fact_lines": 30, "memory.fact_chars": 2400,
+    "memory.gate_no_answer_share": 0.25, "memory.gate_min_auc": 0.7, "memory.calibration_dir": "", "memory.decline_speaker": True, "memory.lists": "list", "memory.max_fact_lines": 30, "memory.fact_chars": 2400,
     "memory.nearest_facts_first": 5, "memory.topic_labels": 1, "memory.fact_turns_min_ratio": 2.0,
     "memory.index.chunk_chars": 600, "memory.index.max_chunks": 3, "memory.index.assistant_dense_max_chars": 400,
     "memory.retrieve.method": "hybrid", "memory.retrieve.lexical_weight": 0.1,

@@ -91,6 +91,21 @@ def test_the_users_own_thing_given_another_persons_value_is_declined():
     assert decide.holding("Вы носите валенки.", "Какую обувь я ношу?", shoes) == shoes  # none holds it: all
 
 
+def test_a_value_its_quoted_lines_do_not_hold_is_judged_where_it_stands_in_the_material():
+    lines = [("отношения", "Пользователю нравится мужчина с её работы."),
+             ("лошади", "Любимая лошадь пользователя — Ежевика."), ("кино", "Пользователь смотрел «Ежевику».")]
+    # the reader quoted the line about the man, but the name it gives stands only beside the horse
+    said = reply("Его зовут Ежевика.", "Пользователю нравится мужчина с её работы")
+    assert decide.decide("Как зовут мужчину с работы, который мне нравится?", said, lines[:2], ALL).declined_by == (
+        "elsewhere")
+    # where the value also stands beside the person asked about, it may be his
+    named = lines + [("отношения", "Мужчина с работы по прозвищу Ежевика пригласил пользователя в кино.")]
+    assert not decide.elsewhere("Как зовут мужчину с работы, который мне нравится?", said, [lines[0]], named)
+    # a quoted line that holds the value is where it is judged, as before
+    quoted = reply("Его зовут Ежевика.", "Любимая лошадь пользователя — Ежевика")
+    assert decide.elsewhere("Как зовут мужчину с работы, который мне нравится?", quoted, [lines[1]], lines)
+
+
 def test_the_users_own_person_given_another_owners_value_is_declined():
     lines = [("семья", "Маму Сергея зовут Тамара Николаевна."), ("семья", "Сына пользователя зовут Тима.")]
     said = reply("Вашу маму зовут Тамара Николаевна.", "Маму Сергея зовут Тамара Николаевна")

@@ -315,6 +315,9 @@ def test_several_reads_the_question_form():
     assert not items.several("Каким спортом я сейчас занимаюсь?") and not items.several("Что я в итоге выбрал?")
     assert not items.several("Что я больше всего люблю есть?") and not items.several("Какой самый большой мой улов?")
     assert items.several("Какие самые любимые книги у меня?")  # the best ones, plural
+    # a choice offered: one of the two is the answer, no list; verbs joined by «или» offer none
+    assert not items.several("Что я больше люблю — чай или кофе?") and not items.several("Что я выбрал: ипотеку или аренду?")
+    assert items.several("Какие языки я знаю или учу?") and items.several("Что я строю или собираюсь сделать?")
 
 
 def test_parse_items_keeps_the_complete_items_of_a_cut_reply():
@@ -360,8 +363,33 @@ def test_the_second_ask_lists_a_topics_latest_facts_first_and_the_items_of_both_
     assert late == ("Факты:\nмашина:\n- [сессия 35] Multivan\n- [сессия 8] Creta, Sportage\n"
                     "сын:\n- [сессия 12] школьник\n\nВопрос: Какие машины?\nОтвет:")
     replies = ['{"items": ["Creta", "Sportage"]}', '{"items": ["Multivan", "Creta", "Кия", "sportage"]}']
-    kept = [items.kept_items(reply, ask, "ru") for reply, ask in zip(replies, [chat, items.latest_first(chat)])]
+    kept = [items.kept_items(reply, ask, "Какие машины?", "ru")
+            for reply, ask in zip(replies, [chat, items.latest_first(chat)])]
     assert items.union_items(kept) == ["Creta", "Sportage", "Multivan"]
+
+
+def test_a_listed_item_that_stands_only_beside_someone_else_is_not_kept_but_a_person_asked_for_is():
+    chat = [{"role": "user", "content": "Факты:\nсын:\n- [сессия 18] Сын пользователя ходит на плавание.\n"
+                                        "хобби:\n- [сессия 38] Муж пользователя Сергей увлекается рыбалкой.\n"
+                                        "- [сессия 40] Коллега пользователя Инна знает французский.\n"
+                                        "- [сессия 41] Пользователь учит немецкий.\n"
+                                        "- [сессия 9] Вторая сестра пользователя приезжала в гости.\n\n"
+                                        "Вопрос: ?\nОтвет:"}]
+    ask = items.list_chat(chat, "ru")
+    assert items.kept_items('{"items": ["плавание", "рыбалка"]}', ask, "Чем занимается мой сын?", "ru") == ["плавание"]
+    assert items.kept_items('{"items": ["французский", "немецкий"]}', ask, "Какие языки я учу?", "ru") == ["немецкий"]
+    # the item is itself a person: whose it is does not say whether it answers
+    assert items.kept_items('{"items": ["вторая сестра"]}', ask, "Кто из родственников приезжал ко мне?",
+                            "ru") == ["вторая сестра"]
+
+
+def test_of_two_items_one_holding_the_other_the_fuller_is_kept_and_an_item_the_question_names_is_not_joined():
+    assert items.union_items([["Ванкоре", "Красноярском крае"], ["Ванкоре в Красноярском крае", "Нячанг"]]) == [
+        "Ванкоре в Красноярском крае", "Нячанг"]
+    assert items.union_items([["Барсика"], ["Барсик"]]) == ["Барсика"]
+    assert items.joined_values("На арахис.", ["аллергия на арахис"], "ru", "На что у меня аллергия?") == "На арахис."
+    assert items.joined_values("На арахис.", ["аллергия на мёд"], "ru", "На что у меня аллергия?") == (
+        "На арахис (также: аллергия на мёд).")
 
 
 def test_lists_by_listing_ask_nothing_of_a_question_for_one_thing():

@@ -451,14 +451,16 @@ def test_batch_mode_collects_layer_by_layer_and_ends_with_the_scripted_answers(t
               f".venv/bin/python local_eval/run.py --out {out} --embedder hash --cache-dir '' --llm collect:{batch}")
         waiting = [r for r in rows(out) if not r["complete"]]
         assert all(r["incomplete"] == ["pending_reply"] for r in waiting)
-        assert len(waiting) == (10 if layer < 4 else 1)  # the last layer: the first question's cite
+        # the last layer: the first question's cite, and the list asks of the 3 questions for several things
+        assert len(waiting) == (10 if layer < 4 else 1 + 3)
         answer_pending(str(batch), ScriptedLLM([batch_reply] * 1000))
     # 17 distinct extraction prompts over 3 dialogues and the decline gate's 64 calibration prompts
     # (the first question's); 3 topic groups to version and the calibration's 64 answers (the
     # scripted replies carry no P(yes), so the gate is off and no gate call follows); their 64 cites
     # and the answers of the 9 questions after the first, which waits for its calibration; their
-    # cites and the first question's answer; its cite (no list asks: `lists` is off in the contest)
-    assert pending_counts == [17 + gate.MAX_CALLS, 3 + gate.MAX_CALLS, gate.MAX_CALLS + 9, 9 + 1, 1]
+    # cites and the first question's answer; its cite, and the two list asks of each of the 3
+    # questions whose form asks for several things (their answers stood)
+    assert pending_counts == [17 + gate.MAX_CALLS, 3 + gate.MAX_CALLS, gate.MAX_CALLS + 9, 9 + 1, 1 + 3 * 2]
     done = demo(out, *collect)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (batch / "pending.jsonl").read_text() == ""  # nothing left to answer

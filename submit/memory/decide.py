@@ -159,14 +159,33 @@ def no_number(question: str, answer: str) -> bool:
 
 
 def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """The answer's value belongs to someone else: in the lines it rests on (all the material where
-    it quoted none), it stands only beside another person than the question asks about
-    (`answer.someone_elses`), the user's own thing asked and only another person's given
-    (`others_only`), or the user's own person asked and only another's named (`another_owner`)."""
+    """The answer's value belongs to someone else: in the quoted lines that hold it (all the material
+    where none does: a small reader quotes the line about the person asked and gives a value from
+    another, «Его зовут Ежевика.» quoting «Пользователю нравится мужчина с работы.»), it stands
+    only beside another person than the question asks about (`answer.someone_elses`), the user's
+    own thing asked and only another person's given (`others_only`), or the user's own person asked
+    and only another's named (`another_owner`)."""
     if says_yes_or_no(reply.answer):
         return False
-    return (answer_step.someone_elses(reply.answer, question, held or lines)
+    named = answer_step.beyond(reply.answer, question)
+    rests = [(topic, line) for topic, line in held if named & answer_step.lemmas_of(f"{topic} {line}")]
+    return (answer_step.someone_elses(reply.answer, question, rests or lines)
             or (bool(held) and (others_only(question, reply.answer, held) or another_owner(question, held))))
+
+
+def someone_elses_item(question: str, item: str, lines: list) -> bool:
+    """A listed item (items.py) that is someone else's, read as `elsewhere` reads an answer quoting
+    the material lines that hold all it names: «рыбалка» to «Чем занимается мой сын?» from «Муж
+    пользователя Сергей увлекается рыбалкой.», «французский» to «Какие языки я учу?» from «Коллега
+    пользователя Инна знает французский.». An item no line holds whole is not judged here, nor one
+    whose first noun is a person («двоюродный брат» to «Кто из родни гостил у меня?»: the item is
+    the person)."""
+    head = next((p for p in (morph().parse(w.lower())[0] for w in WORD.findall(item)) if "NOUN" in p.tag), None)
+    if head is not None and "anim" in head.tag:
+        return False
+    named = answer_step.named_in(item)
+    held = [(topic, line) for topic, line in lines if named <= answer_step.lemmas_of(f"{topic} {line}")]
+    return bool(held) and elsewhere(question, Reply(item), held, lines)
 
 
 def holding(answer: str, question: str, held: list) -> list:

@@ -92,9 +92,10 @@ class Settings:
     decline_speaker: bool = True
     # Lists (items.py): "list" gives a question whose form asks for several things one more batch of
     # two asks (the facts shown, then each topic's latest first); the listed items its answer leaves
-    # out are joined to an answer that stands. Off: on the dev users the joins cost the local readers
-    # an answer each and gave a fluent one nothing.
-    lists: str = field(default="off", metadata=one_of(items.MODES))
+    # out are joined to an answer that stands, less the items that stand only beside someone else
+    # (`decide.someone_elses_item`). On: at the contest's 8k budget the joins add the local readers
+    # right answers on the dev users and Russian dev and change none of a fluent one's (docs/log.md).
+    lists: str = field(default="list", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
     # `fact_chars` (at most `max_fact_lines`). Measured on the list probe (bench/retrieval.py lists).
@@ -212,7 +213,7 @@ class DialogueMemory:
                 text = self._shorten(question, text, lang)
             listed = self._listed(chat, question, lang, lines)
             if listed:
-                text = items.joined_values(text, listed, lang)
+                text = items.joined_values(text, listed, lang, question)
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
                       declined_by=None if verdict.declined_by == decide.OWN else verdict.declined_by,
                       p_yes=p_yes, speaker_margin=margin, listed=tuple(listed), quotes=verdict.held,
@@ -231,7 +232,7 @@ class DialogueMemory:
         if self.settings.lists != "list" or not shown or not items.several(question):
             return []
         with self.stage("items"):
-            found, generations = items.listed(self.llm, chat, lang)
+            found, generations = items.listed(self.llm, chat, question, lang)
         self.ledger.add(ITEMS, generations)
         return found
 

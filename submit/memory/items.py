@@ -19,6 +19,8 @@ import re
 from typing import Sequence
 
 from .. import prompts
+from . import answer as answer_step
+from .decide import someone_elses_item
 from .lang import NO_INFO, WORD, has_cyrillic
 from .gate import with_ask
 from .lexical import morph, normalize_word
@@ -47,22 +49,24 @@ def _covered(text: str, other: str) -> bool:
     return bool(words) and all(w[:5] in stems or normalize_word(w) in lemmas for w in words)
 
 
-def left_out(answer: str, values: Sequence[str]) -> list[str]:
+def left_out(answer: str, values: Sequence[str], question: str = "") -> list[str]:
     """The values the answer does not mention, in order, each once: a value counts as mentioned when
-    every word of it is in the answer (`_covered`: its first five letters or its lemma, so endings
-    may differ)."""
+    every word of it is in the answer or its question (`_covered`: its first five letters or its
+    lemma, so endings may differ; «непереносимость лактозы» in «Лактозы.» to «Какая у меня
+    непереносимость?»)."""
+    said = f"{answer} {question}"
     missing: list[str] = []
     for value in (v.strip() for v in values):
-        if value and _stems(value) and not _covered(value, answer) and value not in missing:
+        if value and _stems(value) and not _covered(value, said) and value not in missing:
             missing.append(value)
     return missing
 
 
-def joined_values(answer: str, values: Sequence[str], lang: str) -> str:
-    """The answer with the values it does not mention (`left_out`) joined to it, in order:
-    `joined_values("Вы держите кроликов.", ["кролики", "куры"], "ru")` is
+def joined_values(answer: str, values: Sequence[str], lang: str, question: str = "") -> str:
+    """The answer with the values it and its question do not mention (`left_out`) joined to it, in
+    order: `joined_values("Вы держите кроликов.", ["кролики", "куры"], "ru")` is
     «Вы держите кроликов (также: куры).»"""
-    missing = left_out(answer, values)
+    missing = left_out(answer, values, question)
     if not missing:
         return answer
     body, end = (answer[:-1], answer[-1]) if answer[-1:] in ".!" else (answer, ".")
@@ -93,8 +97,11 @@ def several(question: str) -> bool:
     спортом я сейчас занимаюсь?», «Какой фильм мне нравится больше всего?», «Что я в итоге купил?»), whose
     list would join the earlier values or the others to the one asked (held out, 5 of the 1.5B's 40
     answers carried such an item); of the 215 questions of Russian dev, both probes, the dev users
-    and the calibration set it turns one off, an update's."""
-    if ONE_OF_THEM.search(question):
+    and the calibration set it turns one off, an update's. False as well where the question offers
+    a choice, a noun on each side of «или» (`answer.offered`: «Что я больше люблю — чай или кофе?»):
+    one of them is the answer (one noun found is too little: «Что я строю или собираюсь сделать?»
+    reads «строю» as a noun)."""
+    if ONE_OF_THEM.search(question) or len(answer_step.offered(question)) >= 2:
         return False
     words = WORD.findall(question.lower())
     parses = [morph().parse(w)[0] for w in words] if has_cyrillic(question) else []
@@ -175,27 +182,32 @@ def grounded(item: str, material: str) -> bool:
     return _covered(item, material)
 
 
-def kept_items(reply: str, ask: list, lang: str) -> list[str]:
-    """The items of a list reply to `ask` (a `list_chat`) that stand in its facts (`grounded`),
-    none saying there is no information."""
-    no_info = _stems(NO_INFO[lang])
-    return [i for i in parse_items(reply) if grounded(i, ask[-1]["content"]) and _stems(i) != no_info]
+def kept_items(reply: str, ask: list, question: str, lang: str) -> list[str]:
+    """The items of a list reply to `ask` (a `list_chat` of `question`) that stand in its facts
+    (`grounded`), less one saying there is no information and someone else's
+    (`decide.someone_elses_item`: the sister's trip to «В какие города я ездила?»)."""
+    no_info, lines = _stems(NO_INFO[lang]), answer_step.material(ask, question)
+    return [i for i in parse_items(reply) if grounded(i, ask[-1]["content"]) and _stems(i) != no_info
+            and not someone_elses_item(question, i, lines)]
 
 
 def union_items(lists: Sequence[Sequence[str]]) -> list[str]:
     """The items of several lists (each ask's `kept_items`), in order, less an item whose every
-    word an earlier one holds (`_covered`: «Барсик» after «Барсика», «змей» after «до дрожи
-    боится змей»)."""
+    word another one holds (`_covered`: «Барсик» after «Барсика», «змей» beside «до дрожи
+    боится змей», «Ванкор» beside «Ванкор в Красноярском крае»); of two that hold each other, the
+    first."""
+    found = [item for each in lists for item in each]
     out: list[str] = []
-    for item in (item for found in lists for item in found):
-        if not any(_covered(item, seen) for seen in out):
+    for i, item in enumerate(found):
+        if not any(_covered(item, other) and (i > j or not _covered(other, item))
+                   for j, other in enumerate(found) if j != i):
             out.append(item)
     return out[:MAX_ITEMS]
 
 
-def listed(llm, chat: list, lang: str) -> tuple[list[str], list]:
+def listed(llm, chat: list, question: str, lang: str) -> tuple[list[str], list]:
     """The items the reader lists from the answer chat's facts, asked both ways in one batched call
     (`list_chats`, `union_items`), and the generations spent."""
     asks = list_chats(chat, lang)
     replies = llm.generate(asks, max_tokens=LIST_MAX_TOKENS, schema=LIST_SCHEMA, purpose=ITEMS)
-    return union_items([kept_items(r.text, ask, lang) for r, ask in zip(replies, asks)]), list(replies)
+    return union_items([kept_items(r.text, ask, question, lang) for r, ask in zip(replies, asks)]), list(replies)
