@@ -180,7 +180,7 @@ def someone_elses_item(question: str, item: str, lines: list) -> bool:
     пользователя Инна знает французский.». An item no line holds whole is not judged here, nor one
     whose first noun is a person («двоюродный брат» to «Кто из родни гостил у меня?»: the item is
     the person)."""
-    head = next((p for p in (morph().parse(w.lower())[0] for w in WORD.findall(item)) if "NOUN" in p.tag), None)
+    head = next((p for p in answer_step._parses(item) if "NOUN" in p.tag), None)
     if head is not None and "anim" in head.tag:
         return False
     named = answer_step.named_in(item)
@@ -274,7 +274,7 @@ def another_owner(question: str, held: list) -> bool:
     person are not read here. Russian only."""
     if detect_lang(question) != "ru":
         return False
-    parses = [morph().parse(w)[0] for w in WORD.findall(question.lower())]
+    parses = answer_step._parses(question)
     about = answer_step.asked_about(question)
     if not about or not any(p.normal_form in _MINE for p in parses):
         return False
