@@ -5,10 +5,11 @@ the cited stage with it). Nothing in `submit/` calls it.
 - The abstention check: the answer prompt with its last line replaced by a yes/no question, asked
   "before" any answer (whether the material holds it) or "after" a draft (whether it supports
   it), held to `{"found": bool}`; a "false" declined.
-- Two call-free rules the cited stage dropped (2026-11-30: through each recorded reader's own
-  calibration they declined nothing on the dev users 27–32 or Russian dev that the other checks leave
-  standing; `bench/ablate.py`): `other_measure` (half of `unrelated`) and `ungrounded`; they live
-  here for the rule pile's rows and `bench/readers.py unrelated`.
+- A call-free rule the cited stage dropped (2026-11-30: through each recorded reader's own
+  calibration it declined nothing on the dev users 27–32 or Russian dev that the other checks leave
+  standing; `bench/ablate.py`): `other_measure` (half of `unrelated`); it lives here for the rule
+  pile's rows and `bench/readers.py unrelated`. (`ungrounded` left with it and came back to the
+  stage, `decide.ungrounded`, when the 1.5B's Russian dev was read at 8k.)
 - The second look: an answer a call-free rule (`answer.adds_nothing`, `unrelated`, `ungrounded`) or
   the reader itself declined was asked once more, of the material lines about what the question
   names (`focus`, at most 16), in one call of at most 40 tokens, and kept only where it held up on
@@ -91,16 +92,14 @@ def other_measure(answer: str, question: str, lines: list[tuple[str, str]]) -> b
 
 def ungrounded(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
     """The answer's value stands nowhere in the material: it names something the question does not,
-    numbers aside (`is_count`), and not one of those words stands in a material line or topic, by
-    lemma or first five letters. «Хорька зовут Марсель.» where no line has «Марсель». The other half of
-    `unrelated`, which leaves a value standing nowhere alone. Russian only: an English reader's
-    answer is more often put in its own words («likely», a worked-out date)."""
+    numbers aside (`is_count`), and not one of those words stands in a material line or topic
+    (`mentions_any`). «Хорька зовут Марсель.» where no line has «Марсель». The other half of
+    `unrelated`, which leaves a value standing nowhere alone. Russian only. The rule pile's own: the
+    cited stage's check (`decide.ungrounded`) spares a yes or no and a measure's units too."""
     if detect_lang(question) != "ru":
         return False
     named = {w for w in beyond(answer, question) if not is_count(w)}
-    if not named:
-        return False
-    return not mentions_any({w for topic, line in lines for w in lemmas_of(f"{topic} {line}")}, named)
+    return bool(named) and not mentions_any({w for topic, line in lines for w in lemmas_of(f"{topic} {line}")}, named)
 
 
 def abstain_ask(lang: str, mode: str, draft: Optional[str] = None, named: bool = False) -> str:

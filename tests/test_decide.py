@@ -42,6 +42,18 @@ def test_an_answer_on_its_quote_stands_and_one_on_no_line_is_declined():
     assert decide.decide("Кем я работаю?", reply("Вы сварщик."), LINES, ALL).declined_by == "unquoted"
 
 
+def test_a_value_standing_nowhere_in_the_material_is_declined_whatever_the_quotes():
+    checks = Switches(frozenset({"ungrounded"}))
+    party = reply('Я избирался в депутаты от партии "Справедливые".', "Пользователь работает бухгалтером.")
+    assert decide.decide("От какой партии я избирался?", party, LINES, checks).declined_by == "ungrounded"
+    # the value in another form of a word that stands, or a number worked out, is not ungrounded
+    assert not decide.decide("Кем я работаю?", reply("Бухгалтер."), LINES, checks).declined
+    assert not decide.decide("Какой у меня вес?", reply("Ваш вес — 50 килограммов."), LINES, checks).declined
+    # a yes or no, and an English answer (put in the reader's own words more often), are not read
+    assert not decide.decide("Правда, что я сварщик?", reply("Нет, вы бухгалтер."), LINES, checks).declined
+    assert not decide.decide("What is my job?", reply("A welder."), LINES, checks).declined
+
+
 def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
     lines = LINES + [("семья", "Дочь пользователя Полина ходит в художественную школу.")]
     checks = Switches(frozenset({"unquoted_number"}))

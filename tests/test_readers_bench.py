@@ -405,7 +405,7 @@ def test_a_cited_answer_replays_through_the_contests_decision_with_every_check_a
     # the son's made-up name rests on no line: `unquoted` declines it, and earns its switch
     assert out == ["| a | cite: the reader's own | 0/1 | 1/2 | 0 |", "| a | cite: + unquoted | 1/1 | 1/2 | 0 |",
                    "| a | cite: + empty | 1/1 | 1/2 | 0 |", "| a | cite: + elsewhere | 1/1 | 1/2 | 0 |",
-                   "| a | cite: + unquoted_number | 1/1 | 1/2 | 0 |",
+                   "| a | cite: + ungrounded | 1/1 | 1/2 | 0 |", "| a | cite: + unquoted_number | 1/1 | 1/2 | 0 |",
                    "| a | cite: calibrated (unquoted) | 1/1 | 1/2 | 0 |"]
     assert readers.main(["table", *both, "--verdicts", str(verdicts), "--switches", calibration]) == 0
     table = capsys.readouterr().out
@@ -485,15 +485,15 @@ def test_every_shipped_calibration_is_named_by_the_key_a_run_of_its_model_looks_
 
 def test_the_ablation_replays_the_stage_with_one_part_taken_out(tmp_path, capsys):
     """bench/ablate.py: a son's made-up name rests on no line and `unquoted` earns its switch on the
-    same rows; taken out, the check declines nothing and the answer stands, counted wrong."""
+    same rows; taken out, the check declines nothing and the answer stands, counted wrong (English:
+    `ungrounded`, Russian only, would decline it in its place)."""
     from bench import ablate
-    material = ("Факты о пользователе по темам:\nработа:\n- [сессия 2] Пользователь работает сварщиком.\n\n"
-                "Выдержки из диалогов:\n—\n\n")
-    asked = [("1", "Кем я работаю?", "fact_equal_session", "Вы работаете сварщиком.",
-              {"quotes": ["[сессия 2] Пользователь работает сварщиком."]}),
-             ("2", "Как зовут моего сына?", "no_info", "Вашего сына зовут Петя.", {"quotes": []})]
+    material = "Facts about the user by topic:\nwork:\n- [session 2] The user works as a welder.\n\n"
+    asked = [("1", "What is my job?", "fact_equal_session", "You work as a welder.",
+              {"quotes": ["[session 2] The user works as a welder."]}),
+             ("2", "What is my son's name?", "no_info", "Your son is Pete.", {"quotes": []})]
     prompts = [{"id": i, "set": "ru_dev", "question": q, "answerable": kind != "no_info", "question_type": kind,
-                "messages": [{"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет одним предложением:"}]}
+                "messages": [{"role": "user", "content": material + f"User's question: {q}\nAnswer in one sentence:"}]}
                for i, q, kind, _, _ in asked]
     rows = [reading_row(i, q, kind, "cite", answer=draft, draft=draft, raw=json.dumps(cite, ensure_ascii=False))
             for i, q, kind, draft, cite in asked]
@@ -501,8 +501,8 @@ def test_the_ablation_replays_the_stage_with_one_part_taken_out(tmp_path, capsys
         (tmp_path / name).write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in found), encoding="utf-8")
     verdicts = tmp_path / "v.jsonl"
     verdicts.write_text("\n".join(json.dumps({"question": q, "answer": a, "correct": ok}, ensure_ascii=False) for q, a, ok in (
-        ("Кем я работаю?", "Вы работаете сварщиком.", True), ("Как зовут моего сына?", "Вашего сына зовут Петя.", False),
-        ("Как зовут моего сына?", readers.no_info(rows[0]), True))), encoding="utf-8")
+        ("What is my job?", "You work as a welder.", True), ("What is my son's name?", "Your son is Pete.", False),
+        ("What is my son's name?", readers.no_info(rows[0]), True))), encoding="utf-8")
     reading = f"{tmp_path / 'a.jsonl'}|{tmp_path / 'p.jsonl'}|{tmp_path / 'a.jsonl'}@{tmp_path / 'p.jsonl'}"
     assert ablate.main(["--reading", reading, "--verdicts", str(verdicts), "--rule", "check unquoted",
                         "--rule", "offered"]) == 0

@@ -135,6 +135,15 @@ def test_an_answer_given_from_someone_elses_line_is_someone_elses(draft, questio
     assert answer.someone_elses(draft, question, answer.material(MATERIAL, question)) is elses
 
 
+def test_a_person_or_pet_is_named_by_its_diminutive_and_kin_word_but_not_by_a_longer_word():
+    # the user's own words name the dog «собачка» (к to ч before the suffix), the sister «сестрёнка»
+    assert answer.mentions_any({"собачка"}, {"собака"}) and answer.mentions_any({"сестрёнка"}, {"сестра"})
+    assert answer.mentions_any({"лошадка"}, {"лошадь"}) and answer.mentions_any({"отец"}, {"папа"})
+    assert not answer.mentions_any({"другой"}, {"друг"}) and not answer.mentions_any({"сосна"}, {"сосед"})
+    line = [("Выдержки из диалогов", "Пользователь: я купила собачку, мальтийскую болонку")]
+    assert not answer.someone_elses("Моя собака — мальтийская болонка.", "Какая порода у моей собаки?", line)
+
+
 def test_another_form_of_the_questions_word_is_no_value_of_anyone_elses():
     lines = [("Выдержки из диалогов", "Пользователь: дочка меня совсем не слушает")]
     # a yes/no question restated: «слушают» is «слушаются» in another form, though the line that

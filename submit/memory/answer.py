@@ -376,11 +376,18 @@ def asked_measures(question: str) -> set:
 def mentions_any(words: set, about: set) -> bool:
     """Whether the lemmas `words` hold one of `about`: the same lemma or kin word (`_KIN`: «дочь»
     names «дочка», «папа» «отец»), or for one of five letters or more a word that starts with its
-    first five (a diminutive: «сестрёнка» names «сестра»; a shorter one must match whole, «другой»
-    is no «друг»)."""
+    first five (a diminutive: «сестрёнка» names «сестра»), its first four for a kind of person or
+    animal of five or six letters (`_a_kind_of_being`: «собачка» names «собака»; «черника» does not
+    name «чёрный», nor «Марина» «Мария»); a shorter one must match whole, «другой» is no «друг»."""
     words, about = words | _as_kin(words), about | _as_kin(about)
-    heads = {a[:5] for a in about if len(a) >= 5}
+    heads = {a[:4] if len(a) <= 6 and _a_kind_of_being(a) else a[:5] for a in about if len(a) >= 5}
     return bool(words & about) or any(w.startswith(h) for w in words for h in heads)
+
+
+def _a_kind_of_being(lemma: str) -> bool:
+    """An animate common noun («собака», «сестра»), not a name («Мария»)."""
+    tag = morph().parse(lemma)[0].tag
+    return "anim" in tag and not {"Name", "Surn", "Patr"} & tag.grammemes
 
 
 # Kin named by other words than one's first five letters show (lemmas, ё as е): each to one name.
@@ -388,6 +395,11 @@ _KIN = {"дочка": "дочь", "доченька": "дочь", "сынок": 
         "мамочка": "мама", "мамуля": "мама", "отец": "папа", "папочка": "папа", "бабуля": "бабушка",
         "бабка": "бабушка", "дед": "дедушка", "супруга": "жена", "супруг": "муж", "братик": "брат",
         "братишка": "брат"}
+
+
+def is_unit(lemma: str) -> bool:
+    """A measure's unit («килограмм», «км», «рубль»), which a line may write another way («кг»)."""
+    return bool(_measures_of(lemma, _UNITS))
 
 
 def is_count(lemma: str) -> bool:

@@ -197,6 +197,21 @@ def holding(answer: str, question: str, held: list) -> list:
     return found or held
 
 
+def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
+    """What the answer names beyond the question stands nowhere in the material: not one of its
+    words (numbers and their units aside, `answer.is_count`, `answer.is_unit`: «килограммов» for
+    «кг») in a line or topic, by lemma or stem (`answer.mentions_any`). «Я избирался от партии
+    "Справедливые".» where no line names a party. Read against all the lines, not only the quoted
+    ones: a reader that quotes the line beside its value has still read the value. Russian only
+    (an English reader puts more in its own words), and a yes or no is not read here."""
+    if detect_lang(question) != "ru" or says_yes_or_no(reply.answer):
+        return False
+    named = {w for w in answer_step.beyond(reply.answer, question)
+             if not answer_step.is_count(w) and not answer_step.is_unit(w)}
+    return bool(named) and not answer_step.mentions_any(
+        {w for topic, line in lines for w in answer_step.lemmas_of(f"{topic} {line}")}, named)
+
+
 def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> bool:
     """The answer gives numbers (beyond the question's) and none of them stands in the lines it rests
     on (in the material where it quoted none): «Полине 14 лет.» quoting «Дочь пользователя Полина
@@ -244,7 +259,8 @@ def numbers(text: str, parts: bool = False) -> set:
     return {key for digits in [re.sub(r"\D", "", number) for number in found] + runs if (key := digits.strip("0"))}
 
 
-CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "unquoted_number": unquoted_number}
+CHECKS = {"unquoted": unquoted, "empty": empty, "elsewhere": elsewhere, "ungrounded": ungrounded,
+          "unquoted_number": unquoted_number}
 GATE = "gate"  # the P(yes) gate (gate.py): a call of its own before the answer, switched like the checks
 OWN = "own"  # the reader's own "no information"
 
