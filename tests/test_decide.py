@@ -70,6 +70,17 @@ def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
     assert not decide.decide("Сколько получает мой муж?", other_way, lines, checks).declined
     assert decide.numbers("около 180 000 ₽") == decide.numbers("180000") == decide.numbers("180 тысяч") == {"18"}
     assert decide.numbers("1,5 млн") == decide.numbers("1 500 000") == decide.numbers("1500") == {"15"}
+
+
+def test_a_date_read_off_the_session_heading_of_the_quoted_line_stands_and_its_session_number_is_no_value():
+    checks = Switches(frozenset({"unquoted_number"}))
+    lines = [("Conversation excerpts", "### Session 17 (2:34 pm on 10 July, 2022)"),
+             ("Conversation excerpts", "Nate: I won my fourth video game tournament on Friday!"),
+             ("Выдержки из диалогов", "### Сессия 14"), ("Выдержки из диалогов", "Пользователь: у сына день рождения")]
+    friday = reply("The Friday before 10 July 2022.", "Nate: I won my fourth video game tournament on Friday!")
+    assert not decide.decide("When did Nate win his fourth tournament?", friday, lines, checks).declined
+    made_up = reply("Сыну 14 лет.", "Пользователь: у сына день рождения")
+    assert decide.decide("Сколько лет моему сыну?", made_up, lines, checks).declined_by == "unquoted_number"
     # a date's day stands in the line that writes the date in digits
     dated = [("Выдержки из диалогов", "Пользователь: родилась 12.03.1990")]
     assert not decide.unquoted_number("Когда у меня день рождения?", reply("12 марта.", "родилась 12.03.1990"),

@@ -218,13 +218,32 @@ def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> boo
     ходит в художественную школу.». A small reader asked an age, a sum or a count the material does
     not hold writes one and quotes the lines about the person asked; a reader that read its number
     quotes it. Numbers in digits (`_given`: a session marker the answer copied aside), a line's
-    session references aside (`_numbers_of`); a yes or no is not read here."""
+    session references aside (`_numbers_of`), and the date of the session each line was said in
+    (`_headings`: the prompt asks an excerpt's «on Friday» read by it); a yes or no is not read here."""
     if says_yes_or_no(reply.answer):
         return False
     given = _given(reply.answer, question)
     if not given:  # most answers: no number to look for in the lines
         return False
-    return not given & {n for topic, line in (held or lines) for n in _numbers_of(f"{topic} {line}")}
+    where = held or lines
+    return not given & ({n for topic, line in where for n in _numbers_of(f"{topic} {line}")}
+                        | {n for heading in _headings(where, lines) for n in numbers(heading, parts=True)})
+
+
+_SESSION_NUMBER = re.compile(r"(?:сессия|session)\s+\d+", re.IGNORECASE)
+
+
+def _headings(held: list, lines: list) -> list:
+    """The session headings of the excerpts above the lines of `held` («### Session 17 (2:34 pm on 10
+    July, 2022)»), each once, its session's number aside (an index, not a value; a Russian heading
+    names nothing else)."""
+    wanted, heading, found = set(held), None, []
+    for topic, line in lines:
+        if line.startswith("###"):
+            heading = _SESSION_NUMBER.sub(" ", line)
+        elif (topic, line) in wanted and heading is not None and heading not in found:
+            found.append(heading)
+    return found
 
 
 def _given(answer: str, question: str) -> set:
