@@ -168,7 +168,8 @@ class SubmitModelWithMemory(ModelWithMemory):
                     "declined": trace.declined_by if (trace := self.traces.get(key)) else None,
                     "listed": list(trace.listed) if trace and trace.listed else None,
                     "quotes": [line for _, line in trace.quotes] if trace and trace.quotes else None,
-                    "draft": trace.draft if trace else None}
+                    "draft": trace.draft if trace else None,
+                    "superseded": trace.superseded if trace else None}
         except RuntimeError:  # an abandoned worker changed the ledger while it was read
             log.warning("memory_stats: dialogue %r is still being changed by abandoned work", key[:100])
             return None

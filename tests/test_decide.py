@@ -72,6 +72,25 @@ def test_a_number_standing_in_no_line_the_answer_rests_on_is_declined():
     assert decide.numbers("1,5 млн") == decide.numbers("1 500 000") == decide.numbers("1500") == {"15"}
 
 
+def test_an_earlier_version_given_is_answered_with_the_fact_as_it_stands_now():
+    none = Switches(frozenset())
+    lines = [("машина", "Пользователь продал «Ниву» и купил Haval Jolion. (раньше: «Лада Нива», сессия 11)"),
+             ("Выдержки из диалогов", "Пользователь: машина у меня лада нива")]
+    stale = decide.decide("Какая у меня сейчас машина?", reply("У вас Лада Нива."), lines, none)
+    assert (stale.text, stale.superseded, stale.held) == ("Пользователь продал «Ниву» и купил Haval Jolion.", True,
+                                                          (("машина", stale.text),))
+    # the current value stands, and so does one naming what the fact now adds to its earlier version;
+    # the past asked is answered with the earlier version
+    assert decide.decide("Какая у меня сейчас машина?", reply("Haval Jolion."), lines, none).text == "Haval Jolion."
+    job = [("работа", "Пользователь стал старшим механиком. (раньше: «механик», сессия 3)")]
+    assert decide.decide("Кем я работаю?", reply("Вы старший механик."), job, none).text == "Вы старший механик."
+    assert decide.decide("Кем я работаю?", reply("Механик."), job, none).text == "Пользователь стал старшим механиком."
+    assert decide.decide("Какая машина у меня была?", reply("Лада Нива."), lines, none).text == "Лада Нива."
+    # a value a fact holds as it stands now is no earlier version alone, whatever another fact held
+    both = lines + [("машина", "Пользователь держит в гараже старую Ладу.")]
+    assert decide.decide("Какая у меня машина?", reply("Лада."), both, none).text == "Лада."
+
+
 def test_a_date_read_off_the_session_heading_of_the_quoted_line_stands_and_its_session_number_is_no_value():
     checks = Switches(frozenset({"unquoted_number"}))
     lines = [("Conversation excerpts", "### Session 17 (2:34 pm on 10 July, 2022)"),

@@ -289,6 +289,11 @@ def _lemma(parse) -> str:
     return parse.normal_form.replace("ё", "е")
 
 
+# The headings of the answer prompts' excerpts (answer*.yaml): the lines under them are the user's
+# and others' own words, not facts (`material` gives them as their topic, the colon dropped).
+EXCERPTS = ("Выдержки из диалогов:", "Выдержки из разговоров:", "Conversation excerpts:")
+
+
 # A line that starts a turn of the excerpts: a speaker's label («Пользователь: …», «Caroline: …»),
 # a session heading, or a fact's bullet; any other line continues the turn above it.
 _STARTS = re.compile(r"^(?:- |###|[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,2}: )")

@@ -200,8 +200,8 @@ def holding(answer: str, question: str, held: list) -> list:
 def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
     """What the answer names beyond the question stands nowhere in the material: not one of its
     words (numbers and their units aside, `answer.is_count`, `answer.is_unit`: «килограммов» for
-    «кг») in a line or topic, by lemma or stem (`answer.mentions_any`). «Я избирался от партии
-    "Справедливые".» where no line names a party. Read against all the lines, not only the quoted
+    «кг») in a line or topic, by lemma or stem (`answer.mentions_any`). «Вы состоите в партии
+    "Зелёный мост".» where no line names a party. Read against all the lines, not only the quoted
     ones: a reader that quotes the line beside its value has still read the value. Russian only
     (an English reader puts more in its own words), and a yes or no is not read here."""
     if detect_lang(question) != "ru" or says_yes_or_no(reply.answer):
@@ -234,8 +234,8 @@ _SESSION_NUMBER = re.compile(r"(?:сессия|session)\s+\d+", re.IGNORECASE)
 
 
 def _headings(held: list, lines: list) -> list:
-    """The session headings of the excerpts above the lines of `held` («### Session 17 (2:34 pm on 10
-    July, 2022)»), each once, its session's number aside (an index, not a value; a Russian heading
+    """The session headings of the excerpts above the lines of `held` («### Session 4 (3:10 pm on 2
+    May, 2023)»), each once, its session's number aside (an index, not a value; a Russian heading
     names nothing else)."""
     wanted, heading, found = set(held), None, []
     for topic, line in lines:
@@ -346,6 +346,51 @@ def _owned_people(line: str) -> set:
     return found
 
 
+# ---------------------------------------------------------------- an earlier version given
+
+
+_EARLIER = re.compile(r"\s*\(раньше: (.*)\)\s*$")  # a fact's earlier versions, as `slots.render` writes them
+_VERSION_VALUE = re.compile(r"«([^»]*)»")  # each earlier version's value in them
+_FACTS_ONLY = {heading.rstrip(":") for heading in answer_step.EXCERPTS}  # the topics that are no facts
+
+
+def superseded(question: str, answer: str, lines: Sequence[tuple[str, str]]) -> Optional[tuple[str, str]]:
+    """The fact line (topic, its current part) whose earlier version the answer gives: the answer
+    names every word of one of a fact's earlier values («(раньше: «Opel Astra», сессия 9)»: «Opel»
+    and «Astra»; an attribute an old value mentions beside others is no restatement of it), none
+    of what the fact now adds to it («ведущий инженер» is the news of «(раньше: «инженер»)»), and no
+    other fact as it stands names what the answer does (that fact's own news may name it: «продал
+    Астру»). «У вас Opel Astra.» to «На чём я езжу?» where the facts hold «Пользователь продал Астру
+    и купил Geely Coolray. (раньше: «Opel Astra», сессия 9)»: the answer is that fact as it stands
+    now (the latest such line). None where the question asks about the past (a verb in the past
+    tense, «раньше»), for a yes or no, and in English (its facts mark no versions in Russian
+    words)."""
+    if detect_lang(question) != "ru" or says_yes_or_no(answer) or _asks_the_past(question):
+        return None
+    named = {w for w in answer_step.beyond(answer, question) if not answer_step.is_count(w)}
+    if not named:
+        return None
+    said = answer_step.lemmas_of(answer)
+    older, now = [], []
+    for topic, line in lines:
+        earlier = _EARLIER.search(line) if topic not in _FACTS_ONLY else None
+        values = [answer_step.named_in(v) for v in _VERSION_VALUE.findall(earlier.group(1))] if earlier else []
+        news = answer_step.lemmas_of(line[:earlier.start()]) - set().union(*values) if earlier else set()
+        if any(v and all(answer_step.mentions_any(said, {w}) for w in v) for v in values) \
+                and not answer_step.mentions_any(news, named):
+            older.append((topic, line[:earlier.start()]))
+        elif topic not in _FACTS_ONLY:
+            now.append(line[:earlier.start()] if earlier else line)
+    if not older or any(answer_step.mentions_any(answer_step.lemmas_of(line), named) for line in now):
+        return None  # no earlier version gives the value, or another fact as it stands does
+    return older[-1]
+
+
+def _asks_the_past(question: str) -> bool:
+    """«Кем я работал раньше?», «Какая у меня была машина?»: a verb in the past tense, or «раньше»."""
+    return any("past" in p.tag for p in answer_step._parses(question)) or "раньше" in answer_step.lemmas_of(question)
+
+
 # ---------------------------------------------------------------- the decision
 
 
@@ -361,10 +406,12 @@ class Switches:
 @dataclass(frozen=True)
 class Verdict:
     """The contest's answer: `text`, and where it declined, `declined_by` (a check's name, GATE,
-    or OWN); `held` the material lines the answer rests on."""
+    or OWN); `held` the material lines the answer rests on; `superseded` where the reader's answer
+    gave an earlier version of a fact and `text` is the fact as it stands now (`superseded`)."""
     text: str
     declined_by: Optional[str] = None
     held: tuple = ()
+    superseded: bool = False
 
     @property
     def declined(self) -> bool:
@@ -389,6 +436,9 @@ def decide(question: str, reply: Optional[Reply], lines: Sequence[tuple[str, str
     for name, check in CHECKS.items():
         if name in switches.on and check(question, reply, held, lines):
             return Verdict(no, name, tuple(held))
+    now = superseded(question, reply.answer, lines)
+    if now is not None:
+        return Verdict(now[1], None, (now,), superseded=True)
     return Verdict(reply.answer, None, tuple(held))
 
 

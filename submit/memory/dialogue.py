@@ -130,6 +130,7 @@ class Answer:
     listed: tuple = ()  # the items the list asks (`lists="list"`) joined to the answer
     quotes: tuple = ()  # the material lines (topic, line) the answer rests on, as decide.quoted found them
     draft: Optional[str] = None  # the reader's own answer, before the decision (declined or not)
+    superseded: bool = False  # the draft gave a fact's earlier version; the text is the fact now (decide.superseded)
     timings: dict = field(default_factory=dict)
 
     @property
@@ -217,7 +218,8 @@ class DialogueMemory:
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
                       declined_by=None if verdict.declined_by == decide.OWN else verdict.declined_by,
                       p_yes=p_yes, speaker_margin=margin, listed=tuple(listed), quotes=verdict.held,
-                      draft=reply.answer if reply else None, timings=dict(self.timings))
+                      draft=reply.answer if reply else None, superseded=verdict.superseded,
+                      timings=dict(self.timings))
 
     def _about_the_other(self, margin: Optional[float], lang: str) -> bool:
         """The speaker decline: the question's person matches it worse than the other one does by

@@ -32,8 +32,6 @@ LIST_SCHEMA = {"type": "object", "properties": {"items": {"type": "array", "item
                "required": ["items"]}
 LIST_MAX_TOKENS = 200  # a dozen short items; a reply cut here keeps its complete items (`parse_items`)
 MAX_ITEMS = 12
-# The headings of the answer prompts' excerpts (answer*.yaml): the list prompt ends its material before them.
-EXCERPTS = ("Выдержки из диалогов:", "Выдержки из разговоров:", "Conversation excerpts:")
 
 
 def _stems(text: str) -> set:
@@ -124,7 +122,7 @@ def list_chat(chat: list, lang: str) -> list:
     """The answer chat with its facts only (the excerpts cut) and the list ask as its last line;
     it shares the answer prompt's prefix up to the excerpts, so a prefix cache reads the facts once."""
     content = chat[-1]["content"]
-    start = min((content.find(h) for h in EXCERPTS if h in content), default=-1)
+    start = min((content.find(h) for h in answer_step.EXCERPTS if h in content), default=-1)
     if start >= 0:
         content = content[:start].rstrip("\n") + "\n\n" + content[content.rfind("\n\n") + 2:]
     return with_ask(chat[:-1] + [{**chat[-1], "content": content}], prompts.text("items", lang, "list_ask"))
