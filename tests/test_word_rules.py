@@ -140,6 +140,8 @@ def test_a_person_or_pet_is_named_by_its_diminutive_and_kin_word_but_not_by_a_lo
     assert answer.mentions_any({"собачка"}, {"собака"}) and answer.mentions_any({"сестрёнка"}, {"сестра"})
     assert answer.mentions_any({"лошадка"}, {"лошадь"}) and answer.mentions_any({"отец"}, {"папа"})
     assert not answer.mentions_any({"другой"}, {"друг"}) and not answer.mentions_any({"сосна"}, {"сосед"})
+    # a Latin name and its Russian spelling are one word
+    assert answer.mentions_any({"шкода"}, {"škoda"}) and answer.mentions_any({"lada"}, {"лада"})
     line = [("Выдержки из диалогов", "Пользователь: я купила собачку, мальтийскую болонку")]
     assert not answer.someone_elses("Моя собака — мальтийская болонка.", "Какая порода у моей собаки?", line)
 

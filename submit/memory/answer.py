@@ -383,10 +383,29 @@ def mentions_any(words: set, about: set) -> bool:
     names «дочка», «папа» «отец»), or for one of five letters or more a word that starts with its
     first five (a diminutive: «сестрёнка» names «сестра»), its first four for a kind of person or
     animal of five or six letters (`_a_kind_of_being`: «собачка» names «собака»; «черника» does not
-    name «чёрный», nor «Марина» «Мария»); a shorter one must match whole, «другой» is no «друг»."""
-    words, about = words | _as_kin(words), about | _as_kin(about)
+    name «чёрный», nor «Марина» «Мария»); a shorter one must match whole, «другой» is no «друг». A
+    Latin word matches in Russian letters too (`_spelled`: «Škoda» names «Шкода»)."""
+    words, about = _spelled(words | _as_kin(words)), _spelled(about | _as_kin(about))
     heads = {a[:4] if len(a) <= 6 and _a_kind_of_being(a) else a[:5] for a in about if len(a) >= 5}
     return bool(words & about) or any(w.startswith(h) for w in words for h in heads)
+
+
+# Latin letters as Russian writes them (two letters before one: «sh» before «s»).
+_LATIN = [("shch", "щ"), ("sch", "ш"), ("sh", "ш"), ("ch", "ч"), ("zh", "ж"), ("kh", "х"), ("ts", "ц"),
+          ("ya", "я"), ("yu", "ю"), ("yo", "ё"), ("x", "кс"), ("j", "дж"), ("w", "в"), ("q", "к")]
+_LETTERS = str.maketrans("abcdefghiklmnoprstuvyzšžčéáíóú", "абкдефгхиклмнопрстувйзшжчеаиоу")
+
+
+def _spelled(lemmas: set) -> set:
+    """Lemmas with each Latin word written in Russian letters too («škoda»: «шкода», «lada»: «лада»),
+    so a name the material spells one way and the answer the other is the same word."""
+    out = set(lemmas)
+    for lemma in lemmas:
+        if lemma.isascii() and lemma.isalpha() or any(ch in lemma for ch in "šžčéáíóú"):
+            for latin, cyrillic in _LATIN:
+                lemma = lemma.replace(latin, cyrillic)
+            out.add(lemma.translate(_LETTERS))
+    return out
 
 
 def _a_kind_of_being(lemma: str) -> bool:
