@@ -152,15 +152,18 @@ def fresh_seconds(reader: Reader, before: set) -> list:
 
 def keep_seconds(benchmark: str, reader: Reader, made: dict) -> None:
     """Fold the model's seconds of this recording (`made`: system -> [seconds, questions]: the
-    recorded seconds of the replies the model made for it, and the questions they answered) into
-    the mean kept in RESULTS for the replayed table."""
+    recorded seconds of the replies the model made for it, and the questions its recording folder
+    holds, each once) into the mean kept in RESULTS for the replayed table: the model's seconds
+    over every pass, per question recorded. A pass over new questions adds questions and seconds;
+    one that asks more of the questions already recorded (the cite asks of a later stage) adds
+    seconds only."""
     path = seconds_file(benchmark, reader)
     kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     for system, (seconds, questions) in made.items():
         if not questions:
             continue
         old = kept.get(system, {"seconds_per_question": 0.0, "questions": 0})
-        n = old["questions"] + questions
+        n = max(old["questions"], questions)
         kept[system] = {"seconds_per_question": round((old["seconds_per_question"] * old["questions"]
                                                         + seconds) / n, 1), "questions": n}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -230,15 +233,12 @@ def main(argv=None) -> int:
     for system, part in todo:
         live = args.record and reader.live
         before = set(Store(str(STORE / reader.store)).replies) if live else set()
-        rows_before = recorded_rows(system, args.benchmark, reader, part) if live else 0
         codes[(system, part)] = run(system, args.benchmark, reader, part, args.record, shard)
         if live:
-            fresh = fresh_seconds(reader, before)
-            made[system][0] += sum(fresh)
-            # one reply a question where the facts are recorded; the reader's own extraction makes
-            # hundreds for a dialogue's first question: its questions are the recording's new rows
-            made[system][1] += len(fresh) if system in RECORDED_FACTS or "--submission" in SYSTEMS[system] else (
-                recorded_rows(system, args.benchmark, reader, part) - rows_before if fresh else 0)
+            made[system][0] += sum(fresh_seconds(reader, before))
+            # the questions the recording holds so far, each once: a pass that asks more of questions
+            # already recorded (a new ask of the stage) adds its seconds to theirs, not questions
+            made[system][1] += recorded_rows(system, args.benchmark, reader, part)
     if args.record and not reader.live and any(code == 4 for code in codes.values()):
         print(f"{sum(c == 4 for c in codes.values())} of {len(codes)} runs wait for replies: the stand-ins' "
               f"in {STORE / reader.store / 'pending.jsonl'} (answers into replies.jsonl as {{\"key\", \"reply\"}} "
