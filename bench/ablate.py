@@ -41,6 +41,7 @@ READINGS = [
     f"{R}/q15_ru_dev_c4000.jsonl|ru_dev:4000|{R}/q15_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
     f"{R}/q15_ru_dev_c8000.jsonl|ru_dev:8000|{R}/q15_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
     f"{R}/q05_ru_dev_c4000.jsonl|ru_dev:4000|{R}/q05_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
+    f"{R}/q05_ru_dev_c8000.jsonl|ru_dev:8000|{R}/q05_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
     f"{R}/fluent_ru_dev_c8000.jsonl|ru_dev:8000|{R}/fluent_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
 ]
 
