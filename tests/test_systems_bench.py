@@ -7,7 +7,10 @@ from bench import systems
 def test_seconds_a_question_add_up_over_passes_that_ask_more_of_the_same_questions(tmp_path, monkeypatch):
     monkeypatch.setattr(systems, "RESULTS", tmp_path)
     reader = systems.READERS["qwen1.5b"]
-    kept = lambda: json.loads(systems.seconds_file("ru_dev", reader).read_text(encoding="utf-8"))["ours"]
+
+    def kept():
+        return json.loads(systems.seconds_file("ru_dev", reader).read_text(encoding="utf-8"))["ours"]
+
     systems.keep_seconds("ru_dev", reader, {"ours": [30.0, 3]})  # three questions answered
     assert kept() == {"seconds_per_question": 10.0, "questions": 3}
     systems.keep_seconds("ru_dev", reader, {"ours": [15.0, 3]})  # a later stage's asks of the same three
