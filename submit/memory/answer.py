@@ -401,7 +401,7 @@ def _spelled(lemmas: set) -> set:
     so a name the material spells one way and the answer the other is the same word."""
     out = set(lemmas)
     for lemma in lemmas:
-        if lemma.isascii() and lemma.isalpha() or any(ch in lemma for ch in "šžčéáíóú"):
+        if (lemma.isascii() and lemma.isalpha()) or any(ch in lemma for ch in "šžčéáíóú"):
             for latin, cyrillic in _LATIN:
                 lemma = lemma.replace(latin, cyrillic)
             out.add(lemma.translate(_LETTERS))

@@ -28,6 +28,7 @@ from .answer import _MARKER  # a fact's «[сессия 8]», which the material
 from .gate import speaks_for
 from .lang import NO_INFO, WORD, detect_lang
 from .lexical import morph
+from .slots import LABELS
 
 QUOTE_MIN_SHARE = 0.8  # of a quote's words that must stand in one line of the material (`quoted`)
 CITE_MAX_TOKENS = 256  # three or four whole lines, an excerpt's among them (a cut one keeps its words: `quotes_of`)
@@ -349,7 +350,7 @@ def _owned_people(line: str) -> set:
 # ---------------------------------------------------------------- an earlier version given
 
 
-_EARLIER = re.compile(r"\s*\(раньше: (.*)\)\s*$")  # a fact's earlier versions, as `slots.render` writes them
+_EARLIER = re.compile(rf"\s*\({LABELS['ru'][1]}: (.*)\)\s*$")  # a fact's earlier versions (`slots.render`)
 _VERSION_VALUE = re.compile(r"«([^»]*)»")  # each earlier version's value in them
 _FACTS_ONLY = {heading.rstrip(":") for heading in answer_step.EXCERPTS}  # the topics that are no facts
 
@@ -373,14 +374,16 @@ def superseded(question: str, answer: str, lines: Sequence[tuple[str, str]]) -> 
     said = answer_step.lemmas_of(answer)
     older, now = [], []
     for topic, line in lines:
-        earlier = _EARLIER.search(line) if topic not in _FACTS_ONLY else None
+        if topic in _FACTS_ONLY:
+            continue
+        earlier = _EARLIER.search(line)
+        current = line[:earlier.start()] if earlier else line
         values = [answer_step.named_in(v) for v in _VERSION_VALUE.findall(earlier.group(1))] if earlier else []
-        news = answer_step.lemmas_of(line[:earlier.start()]) - set().union(*values) if earlier else set()
         if any(v and all(answer_step.mentions_any(said, {w}) for w in v) for v in values) \
-                and not answer_step.mentions_any(news, named):
-            older.append((topic, line[:earlier.start()]))
-        elif topic not in _FACTS_ONLY:
-            now.append(line[:earlier.start()] if earlier else line)
+                and not answer_step.mentions_any(answer_step.lemmas_of(current) - set().union(*values), named):
+            older.append((topic, current))  # restated, and nothing of the fact's news named
+        else:
+            now.append(current)
     if not older or any(answer_step.mentions_any(answer_step.lemmas_of(line), named) for line in now):
         return None  # no earlier version gives the value, or another fact as it stands does
     return older[-1]
