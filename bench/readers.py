@@ -424,17 +424,34 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     items joined too ("+ list",
     `with_listed`), for every question (one the list way did not read keeps its answer). A `bound`
     or `cite` row stands instead for its reply through the contest's decision (`bound_variants`),
-    each with the listed items joined too where the list ways read its question."""
+    each with the listed items joined too where the list ways read its question (a cited answer's
+    of the topics its lines rest on, as the contest joins them: `on_topic`)."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
-    out = [(way, way, row["answer"])]
+    out, rests = [(way, way, row["answer"])], {}
     if way in REPLIED:
-        out += bound_variants(row, prompts, switches.get(way) if switches else None, p_yes)
+        switched = switches.get(way) if switches else None
+        for name, base, text, held, lines in bound_variants(row, prompts, switched, p_yes):
+            out.append((name, base, text))
+            rests[name] = (held, lines)
+        if f"{way} + checks" in rests and way == "cite":  # the reply's own answer rests on the lines it quoted
+            lines = rests[f"{way} + checks"][1]
+            rests[way] = (decide.quoted(reply_of(row), lines), lines)
     else:
         out += _more(row, way, declined, gate, empty, prompts, seconds or {})
     if listings:
         listed = listings.get((row["file"], row.get("set"), row["id"]))
-        out += [(f"{name} + list", base, with_listed(text, row["question"], listed)) for name, base, text in out]
+        out += [(f"{name} + list", base, with_listed(text, row["question"], on_topic(listed, rests.get(name))))
+                for name, base, text in out]
     return out
+
+
+def on_topic(listed: Optional[list], rests: Optional[tuple]) -> Optional[list]:
+    """The listed items as the contest joins them to a cited answer (`items.on_topic`: of the topics
+    its lines rest on), given (the lines it rests on, the material); as listed where the answer is
+    no cited one."""
+    if listed is None or rests is None or rests[0] is None:
+        return listed
+    return list_step.on_topic(listed, *rests)
 
 
 REPLIED = ("bound", "cite")  # ways whose rows are replies `decide.decide` reads (`reply_of`)
@@ -459,16 +476,19 @@ def bound_variants(row: dict, prompts: Optional[dict], switches: Optional[decide
                    p_yes: Optional[float]) -> list:
     """A bound or cited reply through its decision (`decided`: `decide.decide` for a cited one):
     with every check on and no gate ("+ checks"), and with the `switches` a calibration earned,
-    the gate's `p_yes` read where it has a threshold ("+ calibrated"). Needs the prompt the reply
-    was read from (its material); without it, the reply's own answer alone."""
+    the gate's `p_yes` read where it has a threshold ("+ calibrated"): (way, base way, answer, the
+    lines a cited answer rests on (None for a bound one), the material) each. Needs the prompt the
+    reply was read from (its material); without it, none."""
     prompt = prompt_of(prompts, row)
     if prompt is None:
         return []
     way, lines = row["way"], answer_step.material(prompt["messages"], row["question"])
-    out = [(f"{way} + checks", way, decided(row, lines, decide.Switches()).text)]
+    found = [(f"{way} + checks", decided(row, lines, decide.Switches()))]
     if switches is not None:
-        out.append((f"{way} + calibrated", way, decided(row, lines, switches, p_yes).text))
-    return out
+        found.append((f"{way} + calibrated", decided(row, lines, switches, p_yes)))
+    # a cited answer's list join keeps the items of the topics its lines rest on (`items.on_topic`);
+    # a bound one joined its own items in `bound.decided`
+    return [(name, way, verdict.text, verdict.held if way == "cite" else None, lines) for name, verdict in found]
 
 
 def gate_readings(rows: list) -> dict:

@@ -9,7 +9,7 @@ from models import Message
 from submit import SubmitModelWithMemory
 from submit import prompts
 from submit.config import Config, replaced
-from submit.memory import decide, gate, items
+from submit.memory import answer as answer_step, decide, gate, items
 from submit.memory.answer import NO_INFO, build_prompt
 from submit.memory.context import Context
 from submit.memory.embed import HashEmbedder
@@ -381,6 +381,50 @@ def test_a_listed_item_that_stands_only_beside_someone_else_is_not_kept_but_a_pe
     # the item is itself a person: whose it is does not say whether it answers
     assert items.kept_items('{"items": ["вторая сестра"]}', ask, "Кто из родственников приезжал ко мне?",
                             "ru") == ["вторая сестра"]
+
+
+def test_an_item_that_stands_only_under_topics_the_answer_does_not_rest_on_is_not_joined():
+    chat = [{"role": "user", "content": "Факты:\nмузыка:\n- [сессия 3] Пользователь играл концерт в Рязани.\n"
+                                        "- [сессия 9] Пользователь играл концерт в Ярославле.\n"
+                                        "детство:\n- [сессия 5] Пользователь вырос в Твери.\n"
+                                        "- [сессия 6] Пользователь играл в Твери во дворе.\n"
+                                        "работа:\n- [сессия 7] Пользователь работает в Коломне.\n\n"
+                                        "Выдержки из диалогов:\n### Сессия 2\nПользователь: был в Рязани\n\n"
+                                        "Вопрос пользователя: В каких городах я играл концерты?\nОтвет:"}]
+    lines = answer_step.material(chat, "В каких городах я играл концерты?")
+    held = [line for line in lines if "Рязани" in line[1] and line[0] == "музыка"]
+    found = ["Рязань", "Ярославль", "Тверь", "Коломна", "Бологое"]
+    # the home town and the work town stand only under topics the answer does not rest on; an item no
+    # fact holds is not judged here (`grounded` keeps it out of a list ask's items)
+    assert items.on_topic(found, held, lines) == ["Рязань", "Ярославль", "Бологое"]
+    # an answer resting on no fact (an excerpt's line, or no line at all) keeps every item
+    assert items.on_topic(found, [line for line in lines if line[0] == "Выдержки из диалогов"], lines) == found
+    assert items.on_topic(found, [], lines) == found
+    # an item one of whose lines stands under a topic the answer rests on is kept
+    both = held + [line for line in lines if line[0] == "детство"]
+    assert items.on_topic(found, both, lines) == ["Рязань", "Ярославль", "Тверь", "Бологое"]
+
+
+def test_the_contest_class_joins_no_item_of_a_topic_its_answer_does_not_rest_on():
+    def extraction_with_a_town(content):
+        said = content.split("Сообщение пользователя")[-1]
+        if "Твер" in said:
+            return json.dumps({"facts": [{"slot": "город", "value": "Тверь", "statement": "Пользователь живёт в Твери."}]},
+                              ensure_ascii=False)
+        return extraction(content)
+
+    def reply(chat):
+        content = chat[-1]["content"]
+        if '{"items"' in content:
+            return json.dumps({"items": ["футбол", "пинг-понг", "Тверь"]}, ensure_ascii=False)
+        if "Вопрос пользователя:" in content:
+            return "Вы играете в футбол."
+        return extraction_with_a_town(content) if "Сообщение пользователя" in content else "{}"
+
+    m = sports_model(citing_llm([reply] * 20), lists="list")
+    m.write_to_memory([Message("user", "Живу в Твери.", 4), Message("assistant", "Хорошо!", 4)], "d")
+    assert m.answer_to_question("d", "Какими видами спорта я занимаюсь?") == "Вы играете в футбол (также: пинг-понг)."
+    assert m.memory_stats("d")["listed"] == ["футбол", "пинг-понг"]
 
 
 def test_of_two_items_one_holding_the_other_the_fuller_is_kept_and_an_item_the_question_names_is_not_joined():

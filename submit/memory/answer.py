@@ -292,6 +292,7 @@ def _lemma(parse) -> str:
 # The headings of the answer prompts' excerpts (answer*.yaml): the lines under them are the user's
 # and others' own words, not facts (`material` gives them as their topic, the colon dropped).
 EXCERPTS = ("Выдержки из диалогов:", "Выдержки из разговоров:", "Conversation excerpts:")
+NOT_FACTS = frozenset(heading.rstrip(":") for heading in EXCERPTS)  # the topic `material` gives their lines
 
 
 # A line that starts a turn of the excerpts: a speaker's label («Пользователь: …», «Caroline: …»),

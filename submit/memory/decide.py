@@ -352,7 +352,6 @@ def _owned_people(line: str) -> set:
 
 _EARLIER = re.compile(rf"\s*\({LABELS['ru'][1]}: (.*)\)\s*$")  # a fact's earlier versions (`slots.render`)
 _VERSION_VALUE = re.compile(r"«([^»]*)»")  # each earlier version's value in them
-_FACTS_ONLY = {heading.rstrip(":") for heading in answer_step.EXCERPTS}  # the topics that are no facts
 
 
 def superseded(question: str, answer: str, lines: Sequence[tuple[str, str]]) -> Optional[tuple[str, str]]:
@@ -374,7 +373,7 @@ def superseded(question: str, answer: str, lines: Sequence[tuple[str, str]]) -> 
     said = answer_step.lemmas_of(answer)
     older, now = [], []
     for topic, line in lines:
-        if topic in _FACTS_ONLY:
+        if topic in answer_step.NOT_FACTS:
             continue
         earlier = _EARLIER.search(line)
         current = line[:earlier.start()] if earlier else line

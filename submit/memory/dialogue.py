@@ -93,7 +93,8 @@ class Settings:
     # Lists (items.py): "list" gives a question whose form asks for several things one more batch of
     # two asks (the facts shown, then each topic's latest first); the listed items its answer leaves
     # out are joined to an answer that stands, less the items that stand only beside someone else
-    # (`decide.someone_elses_item`). On: at the contest's 8k budget the joins add the local readers
+    # (`decide.someone_elses_item`) or only under topics the answer's lines do not stand under
+    # (`items.on_topic`). On: at the contest's 8k budget the joins add the local readers
     # right answers on the dev users and Russian dev and change none of a fluent one's (docs/log.md).
     lists: str = field(default="list", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
@@ -207,12 +208,13 @@ class DialogueMemory:
             if reply is None:
                 return Answer(text=answer_step.NO_INFO[lang], context=context, lang=lang, facts=tuple(lines),
                               fallback=EMPTY_ANSWER, speaker_margin=margin, timings=dict(self.timings))
-        verdict = decide.decide(question, reply, answer_step.material(chat, question), switches, p_yes)
+        material = answer_step.material(chat, question)
+        verdict = decide.decide(question, reply, material, switches, p_yes)
         text, listed = verdict.text, []
         if not verdict.declined:
             if self.settings.shorten:
                 text = self._shorten(question, text, lang)
-            listed = self._listed(chat, question, lang, lines)
+            listed = items.on_topic(self._listed(chat, question, lang, lines), verdict.held, material)
             if listed:
                 text = items.joined_values(text, listed, lang, question)
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),

@@ -9,8 +9,9 @@ A small reader that names one or two items in a sentence lists more when asked f
 the facts alone are fewer lines to go through (bench/results/reading.md). It still stops after
 the first line that names several («Lada Vesta, Skoda Octavia и Toyota Camry», the Tiguan of
 a later session left out), so the list is asked twice in one batched call: the facts as shown,
-and each topic's facts latest first (`list_chats`); the items of both are kept. Called by
-`dialogue` and `decide`; pure but `listed`.
+and each topic's facts latest first (`list_chats`); the items of both are kept, less those that
+stand only under other topics than the facts the answer rests on (`on_topic`: the user's home town
+is no city of his talks). Called by `dialogue`; pure but `listed`.
 """
 from __future__ import annotations
 
@@ -201,6 +202,25 @@ def union_items(lists: Sequence[Sequence[str]]) -> list[str]:
                    for j, other in enumerate(found) if j != i):
             out.append(item)
     return out[:MAX_ITEMS]
+
+
+def on_topic(found: Sequence[str], held: Sequence[tuple[str, str]], lines: Sequence[tuple[str, str]]) -> list[str]:
+    """The items of `found` that belong to what the answer rests on: an item every fact line of the
+    material `lines` (topic, line) that holds it (`_covered`) stands under a topic none of the
+    answer's lines `held` (`decide.Verdict.held`) stands under is another part of the user's life
+    than the question's («Тверь», the home town under «детство», to «В каких городах я играл
+    концерты?» whose answer rests on the «музыка» facts). An item no fact line holds is kept, and
+    every item where the answer rests on no fact (an excerpt, or nothing)."""
+    topics = {topic for topic, _ in held if topic and topic not in answer_step.NOT_FACTS}
+    if not topics:
+        return list(found)
+    facts = [(topic, line) for topic, line in lines if topic and topic not in answer_step.NOT_FACTS]
+    out = []
+    for item in found:
+        under = {topic for topic, line in facts if _covered(item, f"{topic} {line}")}
+        if not under or under & topics:
+            out.append(item)
+    return out
 
 
 def listed(llm, chat: list, question: str, lang: str) -> tuple[list[str], list]:
