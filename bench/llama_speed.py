@@ -36,10 +36,10 @@ def demo_text() -> str:
 
 def measure(name: str, threads: int) -> dict:
     start = time.perf_counter()
-    llm = LlamaBackend(f"{name},ctx=4096,threads={threads}")
+    llm = LlamaBackend(name, {"ctx": "4096", "threads": str(threads)})
     load = time.perf_counter() - start
     answer = prompts.render("answer", "ru", question="Кем я работаю?", context=demo_text(), facts=[],
-                            question_date=None)
+                            question_date=None, ask=prompts.text("answer", "ru", "ask"), people=[])
     extract = prompts.render("extract", "ru", message="Я работаю сварщиком на заводе в Туле, а по выходным "
                              "рыбачу на Оке.", before="")
     free = llm.engine.server.handle_chat_completions({**request(answer, 64, None), "cache_prompt": False})

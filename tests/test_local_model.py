@@ -233,3 +233,12 @@ def test_a_judge_on_the_local_model_judges_and_is_labelled_small(tmp_path):
     assert summary["scorer"] == f"judge:llama:{pins.SMALL},ctx=2048" and summary["judge_note"]  # labelled small
     assert row["judge"] is not None or summary["judge_unparsed"] == 1
     assert summary["judge_note"] in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+@needs_model
+def test_the_speed_bench_measures_the_small_model_with_its_options():
+    from bench import llama_speed
+    row = llama_speed.measure(pins.SMALL, 1)
+    assert row["model"] == pins.SMALL and row["threads"] == 1
+    assert row["prompt_n"] > 100 and row["prompt_tps"] > 0 and row["output_n"] > 0 and row["output_tps"] > 0
+    assert row["answer"].strip()
