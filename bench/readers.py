@@ -399,12 +399,15 @@ def final(row: dict, declined: bool) -> str:
     return no_info(row) if declined else row["answer"]
 
 
-def with_listed(answer: str, question: str, listed: Optional[list]) -> str:
+def with_listed(answer: str, question: str, listed: Optional[list], rests: Optional[tuple] = None) -> str:
     """The answer as the contest's `--lists list` leaves it: the listed items it lacks joined to it
-    (`items.joined_values`), where the question was listed and the answer is not "no information"."""
+    (`items.joined`: a cited answer's `rests`, (the lines it rests on, the material), keep the items
+    of the topics its lines stand under), where the question was listed and the answer is not "no
+    information"."""
     if listed is None or not answer or answer_step.says_no_info(answer):
         return answer
-    return list_step.joined_values(answer, listed, answer_step.detect_lang(question), question)
+    held, lines = rests or ((), ())
+    return list_step.joined(answer, listed, held, lines, answer_step.detect_lang(question), question)[0]
 
 
 def variants(row: dict, declined: dict, gate: str, empty: bool = False,
@@ -425,7 +428,7 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
     `with_listed`), for every question (one the list way did not read keeps its answer). A `bound`
     or `cite` row stands instead for its reply through the contest's decision (`bound_variants`),
     each with the listed items joined too where the list ways read its question (a cited answer's
-    of the topics its lines rest on, as the contest joins them: `on_topic`)."""
+    of the topics its lines rest on, as the contest joins them: `with_listed`)."""
     way = row.get("way") or ("ask" if row.get("ask") else "plain")
     out, rests = [(way, way, row["answer"])], {}
     if way in REPLIED:
@@ -440,18 +443,9 @@ def variants(row: dict, declined: dict, gate: str, empty: bool = False,
         out += _more(row, way, declined, gate, empty, prompts, seconds or {})
     if listings:
         listed = listings.get((row["file"], row.get("set"), row["id"]))
-        out += [(f"{name} + list", base, with_listed(text, row["question"], on_topic(listed, rests.get(name))))
+        out += [(f"{name} + list", base, with_listed(text, row["question"], listed, rests.get(name)))
                 for name, base, text in out]
     return out
-
-
-def on_topic(listed: Optional[list], rests: Optional[tuple]) -> Optional[list]:
-    """The listed items as the contest joins them to a cited answer (`items.on_topic`: of the topics
-    its lines rest on), given (the lines it rests on, the material); as listed where the answer is
-    no cited one."""
-    if listed is None or rests is None or rests[0] is None:
-        return listed
-    return list_step.on_topic(listed, *rests)
 
 
 REPLIED = ("bound", "cite")  # ways whose rows are replies `decide.decide` reads (`reply_of`)
@@ -477,7 +471,7 @@ def bound_variants(row: dict, prompts: Optional[dict], switches: Optional[decide
     """A bound or cited reply through its decision (`decided`: `decide.decide` for a cited one):
     with every check on and no gate ("+ checks"), and with the `switches` a calibration earned,
     the gate's `p_yes` read where it has a threshold ("+ calibrated"): (way, base way, answer, the
-    lines a cited answer rests on (None for a bound one), the material) each. Needs the prompt the
+    lines a cited answer rests on (none for a bound one), the material) each. Needs the prompt the
     reply was read from (its material); without it, none."""
     prompt = prompt_of(prompts, row)
     if prompt is None:
@@ -488,7 +482,7 @@ def bound_variants(row: dict, prompts: Optional[dict], switches: Optional[decide
         found.append((f"{way} + calibrated", decided(row, lines, switches, p_yes)))
     # a cited answer's list join keeps the items of the topics its lines rest on (`items.on_topic`);
     # a bound one joined its own items in `bound.decided`
-    return [(name, way, verdict.text, verdict.held if way == "cite" else None, lines) for name, verdict in found]
+    return [(name, way, verdict.text, verdict.held if way == "cite" else (), lines) for name, verdict in found]
 
 
 def gate_readings(rows: list) -> dict:

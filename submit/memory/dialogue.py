@@ -214,9 +214,8 @@ class DialogueMemory:
         if not verdict.declined:
             if self.settings.shorten:
                 text = self._shorten(question, text, lang)
-            listed = items.on_topic(self._listed(chat, question, lang, lines), verdict.held, material)
-            if listed:
-                text = items.joined_values(text, listed, lang, question)
+            text, listed = items.joined(text, self._listed(chat, question, lang, lines), verdict.held, material,
+                                        lang, question)
         return Answer(text=text, context=context, lang=lang, facts=tuple(lines),
                       declined_by=None if verdict.declined_by == decide.OWN else verdict.declined_by,
                       p_yes=p_yes, speaker_margin=margin, listed=tuple(listed), quotes=verdict.held,

@@ -223,6 +223,15 @@ def on_topic(found: Sequence[str], held: Sequence[tuple[str, str]], lines: Seque
     return out
 
 
+def joined(answer: str, found: Sequence[str], held: Sequence[tuple[str, str]], lines: Sequence[tuple[str, str]],
+           lang: str, question: str) -> tuple[str, list[str]]:
+    """The list join as the contest makes it, for an answer that stands: the items of `found` of the
+    topics its lines `held` stand under (`on_topic`, over the material `lines`), those it and its
+    question leave out joined to it (`joined_values`). -> (the answer, the items kept)."""
+    kept = on_topic(found, held, lines)
+    return joined_values(answer, kept, lang, question), kept
+
+
 def listed(llm, chat: list, question: str, lang: str) -> tuple[list[str], list]:
     """The items the reader lists from the answer chat's facts, asked both ways in one batched call
     (`list_chats`, `union_items`), and the generations spent."""
