@@ -1,9 +1,8 @@
 """The answer step: question + packed context (+ facts) -> prompt -> one short sentence.
 
-Called by `dialogue`. `build_prompt` is pure; `clean_answer` turns raw model output into
-the one sentence we return, or None when there is nothing usable in it. The optional shorten
-step (`shorten_prompt`, `shortened`) asks for the draft cut to what the question asks, and
-keeps the cut only when it is shorter and made of the draft's own words.
+Called by `dialogue`; `decide` and `items` use its word rules (what an answer names, what a
+question asks about). `clean_answer` turns raw model output into the sentence we return, or None.
+The optional shorten step keeps a cut only when it is shorter and made of the draft's own words.
 """
 from __future__ import annotations
 
@@ -29,10 +28,9 @@ _GLUE = {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "wi
 def build_prompt(question: str, context: Context, lang: str, facts: Sequence[FactLine] = (),
                  question_date: Optional[str] = None, people: Sequence[str] = (),
                  ask: Optional[str] = None, task: str = "answer") -> list[dict]:
-    """The answer chat; facts are shown under their topics, each line with its session.
-
-    `task` is the profile's answer prompt (the one of a chat between people speaks about `people`, not to
-    "you"). `ask` replaces the prompt's last line (a wording to try)."""
+    """The answer chat, facts under their topics, each line with its session. `task` names the
+    profile's answer prompt (a chat between people speaks about `people`, not to "you"); `ask`
+    replaces its last line."""
     groups = [{"topic": lines[0].label, "lines": [render(line, lang) for line in lines]}
               for _, lines in group_lines(facts)]
     return prompts.render(task, lang, question=question, context=context.text or "—", facts=groups,
@@ -80,10 +78,9 @@ _ITEM = re.compile(r"^(?:[-•*]|\d{1,2}[.)])\s+")  # a list line's mark: «- »
 
 
 def _lead_in(lines: list[str]) -> str:
-    """The answer's first line, or where it ends with a colon and more follows, what it leads in to:
-    the list lines after it (their marks and bold stripped, joined by commas), or else the next line;
-    a lead-in that only presents («Вот ответ:», «Here's the answer:») is dropped, any other kept
-    («Выставки: Шишкин, Айвазовский»). A small reader writes «Вот ответ:» and its answer on the next line."""
+    """The first line, or where it ends with a colon and more follows, what it leads in to: the list
+    lines after it joined by commas, else the next line; a lead-in that only presents («Вот ответ:»)
+    is dropped, any other kept («Выставки: Шишкин, Айвазовский»)."""
     first, rest = lines[0], lines[1:]
     if not first.endswith(":") or not rest:
         return first
@@ -124,13 +121,11 @@ def shortened(draft: str, question: str, raw: str) -> str:
 
 # A session marker the reader copied from the context ("[сессия 14]"): no part of an answer.
 _MARKER = re.compile(r"\[(?:сессия|session)[^\]]*\]", re.IGNORECASE)
-# Words that address or point and name nothing: an answer made of them and the question's words
-# says nothing (the stop lists lack the possessives). The stop lists' numerals do name something.
+# Words that address or point and name nothing (the stop lists lack the possessives).
 _POINTERS = frozenset("ваш твой наш мой свой его её их your yours my mine our".split())
-# The word the facts name the user by («Пользователь работает токарем.»): an answer that echoes
-# it («Хорька пользователя зовут Марсель.») points at the user as «ваш» does, and names nobody.
+# The facts' word for the user: an answer that echoes it («Хорька пользователя зовут Марсель.») names nobody.
 _THE_USER = frozenset(("пользователь", "user"))
-_NUMERALS = frozenset("один два три".split())
+_NUMERALS = frozenset("один два три".split())  # stop words, yet they name something
 # A question with none of these asks yes or no, and an answer that repeats it says yes.
 _WH = frozenset("кто что какой чей где куда откуда когда сколько как почему зачем отчего "
                 "who whom whose what which where when how why".split())
@@ -159,17 +154,9 @@ def says_no_info(answer: str) -> bool:
 
 
 def adds_nothing(answer: str, question: str) -> bool:
-    """The answer names nothing the question does not: every word it has, less session markers and
-    words that only join, address or point, is one of the question's words (by lemma).
-    `adds_nothing("Попугай моего дяди — попугай.", "Как зовут попугая моего дяди?")` is True;
-    `adds_nothing("В трёх театрах.", "В каких театрах я выступал?")` is False, and so is any answer
-    to a yes/no question (no question word, or «ли»: «Катаюсь ли я на лыжах?») or any that picks one
-    of the things a question offers (`offered`: «Виолончель.» to «Какой у меня инструмент — скрипка
-    или виолончель?»). Kin count as one word («Отец.» to «Как зовут моего папу?» adds nothing), and
-    an answer to a question asking what someone is called adds nothing where it gives no name
-    (`gives_name`: «Завтра приезжает свекровь, надо прибраться» to «Как зовут мою свекровь?»). A
-    small reader asked what the material lacks often writes such a sentence
-    (bench/results/reading.md)."""
+    """The answer names nothing the question does not (`named_in`, by lemma, kin as one word): «Отец.»
+    to «Как зовут моего папу?». False for a yes/no question and for an answer that picks one of the
+    things `offered`; True where a name is asked and none given (`gives_name`)."""
     if not lemmas_of(question) & _WH or asks_yes_no(question):  # «Помог ли мне совет, как …?»
         return False
     if asks_name(question) and not gives_name(answer):
@@ -221,20 +208,16 @@ _NAMES = frozenset(("Name", "Surn", "Patr"))
 
 
 def _as_kin(lemmas: set) -> set:
-    """Lemmas with each kin word as its one name (`_KIN`): «Отец» to «Как зовут моего папу?» names
-    no one the question does not."""
+    """Lemmas with each kin word as its one name (`_KIN`: «отец» as «папа»)."""
     return {_KIN.get(w, w) for w in lemmas}
 
 
-# The question words whose phrase is what is asked, not whom it is asked about: the first noun
-# after them («Сколько лет …», «Какая машина у моей сестры …»); after «кто», the first noun if it
-# is the one asked for («Кто мой любимый композитор?», «Кто из соседей …»), not «Кто живёт с
-# моим дедушкой?».
+# Words whose next noun is what is asked, not whom it is asked about («Какая машина у моей сестры …»);
+# «кто» counts only where that noun is the one asked for («Кто из соседей …»).
 _ASKING = frozenset("какой сколько который чей".split())
 
 
-# Nouns that name a kind of something, not the thing: the asked phrase goes on to the noun after
-# them («Какими видами единоборств …»: a line about judo names «единоборство», not «вид»).
+# Nouns that name a kind, not the thing: the asked phrase goes on to the next noun («видами единоборств»).
 _KINDS = frozenset("вид тип род сорт разновидность".split())
 
 
@@ -275,9 +258,7 @@ def offered(question: str) -> set:
 
 def asked_about(question: str) -> set:
     """The people and animals a Russian question asks about, by lemma: its animate nouns less the
-    asked phrase's (`_ASKING`). `asked_about("Сколько лет моему дяде?") == {"дядя"}`,
-    `asked_about("Как зовут попугая моего дяди?") == {"попугай", "дядя"}`,
-    `asked_about("Каким инструментом я играю?") == set()`. Empty for English (no morphology here)."""
+    asked phrase's. `asked_about("Как зовут попугая моего дяди?") == {"попугай", "дядя"}`; empty for English."""
     if detect_lang(question) != "ru":
         return set()
     parses, nouns, asked = _nouns(question)
@@ -301,11 +282,10 @@ _STARTS = re.compile(r"^(?:- |###|[^\W\d_][^\W\d_ ]*(?: [^\W\d_]+){0,2}: )")
 
 
 def material(chat: list, question: str) -> list[tuple[str, str]]:
-    """The answer prompt's material as (topic, line): each fact under its topic's line, each excerpt
-    turn under «Выдержки из диалогов:» (a turn's later lines joined to it), session markers and
-    bullets removed; the user message up to the line that asks the question (build_prompt's layout).
-    From the excerpts' first heading («### Сессия 4») on, no line is a topic: an assistant's turn
-    there has lines of its own that end in a colon («### 3. Бигль:», «Вот что можно сделать:»)."""
+    """The answer prompt's material as (topic, line), up to the question's line: each fact under its
+    topic, each excerpt turn (later lines joined) under the excerpts' heading, markers and bullets
+    removed. From the excerpts' first heading («### Сессия 4») on no line is a topic, though an
+    assistant's turn may have lines that end in a colon («Вот что можно сделать:»)."""
     rows, topic, excerpts = [], "", False
     for line in chat[-1]["content"].splitlines():
         text = " ".join(_MARKER.sub(" ", line).split())
@@ -322,11 +302,10 @@ def material(chat: list, question: str) -> list[tuple[str, str]]:
 
 
 def someone_elses(answer: str, question: str, lines: list[tuple[str, str]]) -> bool:
-    """The answer gives someone else's value: the question asks about someone (`asked_about`), the
-    answer names something the question does not, and every material line (with its topic) that
-    holds what it names is about nobody the question asks about. «Ваш начальник — Эдуард.» to «Как
-    зовут моего начальника?» where «Эдуард» stands only in «Сосед пользователя Эдуард …». A value the material
-    lacks altogether is not judged here (the reader may have put it in other words)."""
+    """The answer gives someone else's value: the question asks about someone (`asked_about`) and every
+    material line (with its topic) holding what the answer names `beyond` it is about nobody asked about
+    («Эдуард» only in «Сосед пользователя Эдуард …» to «Как зовут моего начальника?»). False where no
+    line holds it (the reader may have put it in other words)."""
     about, named = asked_about(question), beyond(answer, question)
     if not about or not named:
         return False
@@ -362,10 +341,9 @@ def _measures_of(word: str, within: dict) -> set:
 
 
 def asked_measures(question: str) -> set:
-    """The measures a Russian question asks: its asked phrase's noun («Какой у меня оклад?»:
-    money), the noun «сколько» counts («Сколько часов я сплю?»: time; the first one in the genitive,
-    so not «в неделю» in «Сколько я трачу в неделю?»), or where «сколько» counts no noun, its verb
-    («Сколько весит мой чемодан?»: mass). Empty for English and for a question that asks no measure."""
+    """The measures a Russian question asks: by its asked phrase's noun («Какой у меня оклад?»: money),
+    the first genitive noun after «сколько» («Сколько часов я сплю?»: time), or failing that the verbs
+    after it («Сколько весит мой чемодан?»: mass). Empty for English and where no measure is asked."""
     if detect_lang(question) != "ru":
         return set()
     parses, nouns, asked = _nouns(question)
@@ -380,12 +358,10 @@ def asked_measures(question: str) -> set:
 
 
 def mentions_any(words: set, about: set) -> bool:
-    """Whether the lemmas `words` hold one of `about`: the same lemma or kin word (`_KIN`: «дочь»
-    names «дочка», «папа» «отец»), or for one of five letters or more a word that starts with its
-    first five (a diminutive: «сестрёнка» names «сестра»), its first four for a kind of person or
-    animal of five or six letters (`_a_kind_of_being`: «собачка» names «собака»; «черника» does not
-    name «чёрный», nor «Марина» «Мария»); a shorter one must match whole, «другой» is no «друг». A
-    Latin word matches in Russian letters too (`_spelled`: «Škoda» names «Шкода»)."""
+    """Whether the lemmas `words` hold one of `about`: the same lemma, kin word (`_KIN`) or Latin
+    spelling (`_spelled`), or for one of five letters or more a word starting with its first five
+    («сестрёнка» names «сестра»), four for a being of five or six letters («собачка» names «собака»).
+    A shorter one must match whole: «другой» is no «друг»."""
     words, about = _spelled(words | _as_kin(words)), _spelled(about | _as_kin(about))
     heads = {a[:4] if len(a) <= 6 and _a_kind_of_being(a) else a[:5] for a in about if len(a) >= 5}
     return bool(words & about) or any(w.startswith(h) for w in words for h in heads)

@@ -1,19 +1,8 @@
-"""The answer stage's decision: the reader's answer bound to its evidence, and the checks the run's
-own model has earned.
-
-The reader answers plainly; then, in the same chat, it copies the material's lines that answer
-rests on, in JSON held by a schema (`cite` in `prompts/answer.*.yaml`). `decide` turns the two into
-the contest's answer — a pure function of the question, the reply, the material and the switches,
-so the contest class and `bench/` replaying a recorded reply give the same verdict:
-
-    reply = cited(draft.text, cite.text)
-    verdict = decide(question, reply, material(chat, question), switches, p_yes)
-
-Each check declines an answer on its own evidence (`CHECKS`); which are on is the run's own
-model's calibration's to say (`switch`): a check is on only where, on the calibration set's
-replies by the same model, it declines more unanswerable questions than it costs answerable ones
-by the gate's rule (`gate.calibrate`). A check written for a small reader's errors thereby turns
-itself off for a reader it trips.
+"""The answer stage's decision: the reader's plain answer, the material lines it says it rests on
+(`cite`), and the checks its own calibration turned on (`switch`), made one `Verdict` by `decide`,
+a pure function that the contest class (`dialogue`) and `bench/` replaying a recording both call.
+A check is on only where, on the calibration set, it declines more unanswerable questions than it
+costs answerable ones (`gate.calibrate`'s rule), so a check that trips a reader turns itself off.
 """
 from __future__ import annotations
 
@@ -37,17 +26,15 @@ CITE_SCHEMA = {"type": "object", "properties": {"quotes": {"type": "array", "ite
 
 
 def cite_chat(chat: list, draft: str, lang: str) -> list:
-    """The answer prompt `chat` answered with the reader's plain `draft`, then asked which lines it
-    rests on (`cite` in `prompts/answer.*.yaml`): the draft's prompt is the call's prefix, so a
-    server that caches prefixes reads only the draft and the ask anew."""
+    """The answer chat, the reader's `draft`, and the ask for the lines it rests on: the answer
+    prompt stays the prefix, so a prefix cache reads only the draft and the ask anew."""
     return chat + [{"role": "assistant", "content": draft},
                    {"role": "user", "content": prompts.text("answer", lang, "cite")}]
 
 
 def asks_cite(draft: str) -> bool:
-    """Whether the cited stage asks for the lines of this plain answer: not where, cleaned
-    (`answer.clean_answer`), it is empty or the reader's own "no information", which `decide`
-    declines as the reader's own whatever it would quote."""
+    """Whether the lines of this draft are worth asking for: not where it is empty or the reader's
+    own "no information", which `decide` declines whatever it would quote."""
     text = answer_step.clean_answer(draft)
     return bool(text) and not answer_step.says_no_info(text)
 
@@ -60,15 +47,13 @@ class Reply:
 
 
 def cited(draft: str, raw: str) -> Reply:
-    """The reply of the cited stage: the plain `draft` as its answer, with the quotes of the cite
-    call's `raw` reply (`quotes_of`)."""
+    """The `draft` as the answer, with the quotes of the cite call's `raw` reply."""
     return Reply(answer=answer_step.clean_answer(draft), quotes=quotes_of(raw))
 
 
 def quotes_of(raw: str) -> tuple:
-    """The cite reply's quotes; a reply the token cap cut keeps the quotes it completed and its last
-    one up to its last whole word (the words it has stand in its line); one that is not JSON quotes
-    nothing."""
+    """The cite reply's quotes; a reply the token cap cut keeps its last quote up to its last whole
+    word; one that is not JSON quotes nothing."""
     text = (raw or "").strip()
     try:
         data = json.loads(text)
@@ -83,8 +68,7 @@ _OPEN_STRING = re.compile(r'"((?:[^"\\]|\\.)*)(?:(")|\\?$)')  # a JSON string, o
 
 
 def _open_strings(text: str) -> list:
-    """The JSON strings of a text cut short, read: each whole one, and the last, cut, up to its last
-    whole word (a cut word dropped); empty ones left out."""
+    """The JSON strings of a cut text, the last up to its last whole word; empty ones left out."""
     found = (_unescaped(body if end else body.rpartition(" ")[0]) for body, end in _OPEN_STRING.findall(text))
     return [string for string in found if string]
 
@@ -100,10 +84,8 @@ def _unescaped(body: str) -> str:
 
 
 def replies(llm, chats: Sequence[list], lang: str, draft_tokens: int, purpose: str):
-    """The reader's replies to answer prompts `chats`, in one batched call per step: the plain
-    answer (`draft_tokens` at most), then for each that is not the reader's own "no information"
-    the lines it rests on (`cite_chat`). -> (a Reply per chat, None where the reader gave nothing
-    usable at all; the generations, for the caller's ledger)."""
+    """The reader's replies to the answer chats, one batched call a step: the drafts, then the lines
+    of each worth asking for (`asks_cite`). -> (a Reply or None a chat, the generations spent)."""
     drafts = llm.generate(list(chats), max_tokens=draft_tokens, purpose=purpose)
     asked = [i for i, g in enumerate(drafts) if asks_cite(g.text)]
     cites = llm.generate([cite_chat(chats[i], drafts[i].text, lang) for i in asked], max_tokens=CITE_MAX_TOKENS,
@@ -118,9 +100,8 @@ def replies(llm, chats: Sequence[list], lang: str, draft_tokens: int, purpose: s
 
 
 def quoted(reply: Reply, lines: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The material lines (topic, line) that hold one of the reply's quotes: most of the quote's
-    words (`QUOTE_MIN_SHARE`; its session marker aside) stand in the line, so a quote with its case
-    or a word changed still points at its line, and one the reader made up points at none."""
+    """The material lines (topic, line) holding most words of one of the reply's quotes
+    (`QUOTE_MIN_SHARE`): a quote with a word changed still finds its line, a made-up one none."""
     wanted = [[w.lower() for w in WORD.findall(_MARKER.sub(" ", q))] for q in reply.quotes]
     wanted = [words for words in wanted if words]
     found = []
@@ -137,35 +118,28 @@ def unquoted(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 
 def empty(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """The answer names nothing the question does not (`answer.adds_nothing`), or gives no number
-    where the question asks a measure (`no_number`); one that opens with yes or no answers a
-    question that asks it in any form («Правда, что я работаю штукатуром?» →
-    «Да, вы работаете штукатуром.»)."""
+    """The answer names nothing the question does not (`answer.adds_nothing`), or no number where a
+    measure is asked (`no_number`); a yes or no is never empty."""
     if says_yes_or_no(reply.answer):
         return False
     return answer_step.adds_nothing(reply.answer, question) or no_number(question, reply.answer)
 
 
 def says_yes_or_no(answer: str) -> bool:
-    """An answer that opens with yes or no («Да, у вас есть собака — …»): it answers a question that
-    asks yes or no, whatever detail follows, so the value checks do not read that detail."""
+    """An answer that opens with yes or no («Да, у вас есть собака — …»): the value checks skip it."""
     return WORD.findall(answer.lower())[:1] in (["да"], ["нет"], ["yes"], ["no"])
 
 
 def no_number(question: str, answer: str) -> bool:
-    """A question asking a measure («Сколько лет …?», «Какой у меня оклад?»: `answer.asked_measures`)
-    answered without any number («Собака пользователя — кобель.») says nothing of what it asks."""
+    """A measure asked (`answer.asked_measures`: «Какой у меня оклад?») and no number given."""
     return bool(answer_step.asked_measures(question)) and not any(
         answer_step.is_count(w) for w in answer_step.lemmas_of(answer))
 
 
 def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """The answer's value belongs to someone else: in the quoted lines that hold it (all the material
-    where none does: a small reader quotes the line about the person asked and gives a value from
-    another, «Его зовут Ежевика.» quoting «Пользователю нравится мужчина с работы.»), it stands
-    only beside another person than the question asks about (`answer.someone_elses`), the user's
-    own thing asked and only another person's given (`others_only`), or the user's own person asked
-    and only another's named (`another_owner`)."""
+    """The answer's value is someone else's: in the quoted lines holding it (else all the material)
+    it stands only beside another person than the one asked about (`answer.someone_elses`), or the
+    user's own thing or person is asked and only another's given (`others_only`, `another_owner`)."""
     if says_yes_or_no(reply.answer):
         return False
     named = answer_step.beyond(reply.answer, question)
@@ -175,12 +149,9 @@ def elsewhere(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 
 def someone_elses_item(question: str, item: str, lines: list) -> bool:
-    """A listed item (items.py) that is someone else's, read as `elsewhere` reads an answer quoting
-    the material lines that hold all it names: «рыбалка» to «Чем занимается мой сын?» from «Муж
-    пользователя Сергей увлекается рыбалкой.», «французский» to «Какие языки я учу?» from «Коллега
-    пользователя Инна знает французский.». An item no line holds whole is not judged here, nor one
-    whose first noun is a person («двоюродный брат» to «Кто из родни гостил у меня?»: the item is
-    the person)."""
+    """A listed item (items.py) that is someone else's, read as `elsewhere` reads an answer quoting the
+    lines that hold all it names («рыбалка» to «Чем занимается мой сын?» from the husband's line).
+    Not judged: an item no line holds whole, or one naming a person («двоюродный брат»)."""
     head = next((p for p in answer_step._parses(item) if "NOUN" in p.tag), None)
     if head is not None and "anim" in head.tag:
         return False
@@ -190,8 +161,7 @@ def someone_elses_item(question: str, item: str, lines: list) -> bool:
 
 
 def holding(answer: str, question: str, held: list) -> list:
-    """The lines of `held` that hold the answer's value: a number it gives (`_given`) or a word it
-    names beyond the question (`answer.beyond`, by lemma); all of `held` where none does."""
+    """The lines of `held` holding a number or a word the answer gives beyond the question; else all."""
     given, named = _given(answer, question), answer_step.beyond(answer, question)
     found = [(topic, line) for topic, line in held
              if given & _numbers_of(f"{topic} {line}") or named & answer_step.lemmas_of(f"{topic} {line}")]
@@ -199,12 +169,8 @@ def holding(answer: str, question: str, held: list) -> list:
 
 
 def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """What the answer names beyond the question stands nowhere in the material: not one of its
-    words (numbers and their units aside, `answer.is_count`, `answer.is_unit`: «килограммов» for
-    «кг») in a line or topic, by lemma or stem (`answer.mentions_any`). «Вы состоите в партии
-    "Зелёный мост".» where no line names a party. Read against all the lines, not only the quoted
-    ones: a reader that quotes the line beside its value has still read the value. Russian only
-    (an English reader puts more in its own words), and a yes or no is not read here."""
+    """Not one word the answer names beyond the question (numbers and units aside) stands anywhere
+    in the material, by lemma or stem (`answer.mentions_any`). Russian only; a yes or no is skipped."""
     if detect_lang(question) != "ru" or says_yes_or_no(reply.answer):
         return False
     named = {w for w in answer_step.beyond(reply.answer, question)
@@ -214,13 +180,9 @@ def ungrounded(question: str, reply: Reply, held: list, lines: list) -> bool:
 
 
 def unquoted_number(question: str, reply: Reply, held: list, lines: list) -> bool:
-    """The answer gives numbers (beyond the question's) and none of them stands in the lines it rests
-    on (in the material where it quoted none): «Полине 14 лет.» quoting «Дочь пользователя Полина
-    ходит в художественную школу.». A small reader asked an age, a sum or a count the material does
-    not hold writes one and quotes the lines about the person asked; a reader that read its number
-    quotes it. Numbers in digits (`_given`: a session marker the answer copied aside), a line's
-    session references aside (`_numbers_of`), and the date of the session each line was said in
-    (`_headings`: the prompt asks an excerpt's «on Friday» read by it); a yes or no is not read here."""
+    """The answer gives numbers beyond the question's and none stands in its quoted lines (the
+    material where it quoted none) or their sessions' dates: «Полине 14 лет.» quoting a line about
+    Polina's art school. A yes or no is skipped."""
     if says_yes_or_no(reply.answer):
         return False
     given = _given(reply.answer, question)
@@ -235,9 +197,8 @@ _SESSION_NUMBER = re.compile(r"(?:сессия|session)\s+\d+", re.IGNORECASE)
 
 
 def _headings(held: list, lines: list) -> list:
-    """The session headings of the excerpts above the lines of `held` («### Session 4 (3:10 pm on 2
-    May, 2023)»), each once, its session's number aside (an index, not a value; a Russian heading
-    names nothing else)."""
+    """The excerpt headings above the lines of `held` («### Session 4 (3:10 pm on 2 May, 2023)»), each
+    once, without the session's number (an index, not a value)."""
     wanted, heading, found = set(held), None, []
     for topic, line in lines:
         if line.startswith("###"):
@@ -248,9 +209,7 @@ def _headings(held: list, lines: list) -> list:
 
 
 def _given(answer: str, question: str) -> set:
-    """The numbers an answer gives beyond its question's (`numbers`), a session marker it copied
-    from the material («[сессия 8] Пёс породы бигль.») aside: the marker is where a fact was said, not
-    a value."""
+    """The numbers an answer gives beyond its question's, a copied session marker aside."""
     return numbers(_MARKER.sub(" ", answer)) - numbers(question)
 
 
@@ -259,9 +218,7 @@ _VERSION_SESSION = re.compile(r"(?<=»),\s*(?:сессия|session)\s+\d+(?=\s*[
 
 
 def _numbers_of(line: str) -> set:
-    """The numbers a material line gives, by part (`numbers`): the session a fact's earlier version
-    names («(раньше: «кружка», сессия 40)») is no value of anything; a session the user speaks of
-    («зимняя сессия 25 января») keeps its number."""
+    """A material line's numbers by part, less the session an earlier version names (no value)."""
     return numbers(_VERSION_SESSION.sub("", line), parts=True)
 
 
@@ -269,11 +226,9 @@ _NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0]\d{3})+(?!\d)|\d+(?:[.,]\d+)*")  # «1
 
 
 def numbers(text: str, parts: bool = False) -> set:
-    """A text's numbers in digits by their significant digits («180 000», «180000» and the «180» of
-    «180 тысяч» alike: «18»; «1,5 млн» and «1 500 000»: «15»), so a sum written another way still
-    matches; with `parts`, each digit run of a number too («12.03.2024»: «12», «3», «2024»), as the
-    lines an answer rests on are read (a date's day is its part). Lenient by design: «10» and «1» are
-    one key, so the check declines less, never more."""
+    """A text's numbers by their significant digits, so a sum written another way still matches
+    («180 000» and «180 тысяч»: «18»); with `parts`, each digit run too («12.03.2024»: «12», «3»,
+    «2024»). Lenient: «10» and «1» are one key, so the check declines less, never more."""
     found = _NUMBER.findall(text)
     runs = [run for number in found for run in re.findall(r"\d+", number)] if parts else []
     return {key for digits in [re.sub(r"\D", "", number) for number in found] + runs if (key := digits.strip("0"))}
@@ -286,12 +241,9 @@ OWN = "own"  # the reader's own "no information"
 
 
 def others_only(question: str, answer: str, held: list) -> bool:
-    """A question about the user's own thing («Сколько я зарабатываю?»: it asks about no one else,
-    `answer.asked_about`) whose every quoted line that holds the answer's value (`holding`) is a
-    fact about another person's — a person owned by the user («Зарплата мужа пользователя …»,
-    «Сестра пользователя Лена …»): an animate noun right before «пользователя» that the question
-    does not name. Russian facts only: the excerpts' lines are the user's own words, which name
-    their owner in no fixed way."""
+    """The user's own thing asked («Сколько я зарабатываю?») and every quoted line holding the value
+    is about a person of the user's the question does not name («Зарплата мужа пользователя …»).
+    Russian facts only."""
     if detect_lang(question) != "ru" or answer_step.asked_about(question):
         return False
     asked = answer_step.named_in(question)
@@ -303,11 +255,8 @@ _MINE = frozenset(("мой", "наш"))
 
 
 def another_owner(question: str, held: list) -> bool:
-    """A question about the user's own person («Сколько лет моей тёте?»: a possessive «мой»/«наш» and
-    a person asked about, `answer.asked_about`) whose quoted lines name that person only as someone
-    else's: right after each mention stands another owner in the genitive, a name or a person
-    other than the user («Маму Сергея зовут …», «Сестра мужа …»). Lines that do not mention the
-    person are not read here. Russian only."""
+    """The user's own person asked («Сколько лет моей тёте?») and every quoted line mentioning that
+    person names them as another's («Маму Сергея зовут …», «Сестра мужа …»). Russian only."""
     if detect_lang(question) != "ru":
         return False
     parses = answer_step._parses(question)
@@ -319,8 +268,7 @@ def another_owner(question: str, held: list) -> bool:
 
 
 def _owners(line: str, about: set) -> list:
-    """For each mention in a line of a person in `about` (by lemma or kin), its owner named right
-    after it: another person's lemma, or None where no other owner follows (the user's, or bare)."""
+    """For each mention of a person in `about`, the other owner named right after it, or None."""
     words = WORD.findall(line)
     out = []
     for i, word in enumerate(words):
@@ -335,8 +283,7 @@ def _owners(line: str, about: set) -> list:
 
 
 def _owned_people(line: str) -> set:
-    """The people a fact line says the user has, by lemma: each animate noun right before
-    «пользователя»/«пользователю»/… («мужа пользователя»: «муж»)."""
+    """The user's people a fact line names: animate nouns right before «пользователя» («муж»)."""
     words = [w.lower() for w in WORD.findall(line)]
     found = set()
     for before, word in zip(words, words[1:]):
@@ -355,16 +302,10 @@ _VERSION_VALUE = re.compile(r"«([^»]*)»")  # each earlier version's value in 
 
 
 def superseded(question: str, answer: str, lines: Sequence[tuple[str, str]]) -> Optional[tuple[str, str]]:
-    """The fact line (topic, its current part) whose earlier version the answer gives: the answer
-    names every word of one of a fact's earlier values («(раньше: «Opel Astra», сессия 9)»: «Opel»
-    and «Astra»; an attribute an old value mentions beside others is no restatement of it), none
-    of what the fact now adds to it («ведущий инженер» is the news of «(раньше: «инженер»)»), and no
-    other fact as it stands names what the answer does (that fact's own news may name it: «продал
-    Астру»). «У вас Opel Astra.» to «На чём я езжу?» where the facts hold «Пользователь продал Астру
-    и купил Geely Coolray. (раньше: «Opel Astra», сессия 9)»: the answer is that fact as it stands
-    now (the latest such line). None where the question asks about the past (a verb in the past
-    tense, «раньше»), for a yes or no, and in English (its facts mark no versions in Russian
-    words)."""
+    """The fact line (topic, current part) whose earlier version the answer restates: every word of
+    an earlier value named, none of the fact's news, and no other current fact naming the answer's
+    words («У вас Opel Astra.» where a fact now says «…купил Geely Coolray. (раньше: «Opel Astra»…)»).
+    None for a question about the past, a yes or no, and in English."""
     if detect_lang(question) != "ru" or says_yes_or_no(answer) or _asks_the_past(question):
         return None
     named = {w for w in answer_step.beyond(answer, question) if not answer_step.is_count(w)}
@@ -389,7 +330,7 @@ def superseded(question: str, answer: str, lines: Sequence[tuple[str, str]]) -> 
 
 
 def _asks_the_past(question: str) -> bool:
-    """«Кем я работал раньше?», «Какая у меня была машина?»: a verb in the past tense, or «раньше»."""
+    """A verb in the past tense, or «раньше»: «Какая у меня была машина?»."""
     return any("past" in p.tag for p in answer_step._parses(question)) or "раньше" in answer_step.lemmas_of(question)
 
 
@@ -398,8 +339,7 @@ def _asks_the_past(question: str) -> bool:
 
 @dataclass(frozen=True)
 class Switches:
-    """Which checks are on for this run's reader, and why (the calibration's words); `threshold`:
-    the gate's P(yes) below which it declines, where the gate is on."""
+    """The checks on for this run's reader and why; the gate's P(yes) `threshold` where it is on."""
     on: frozenset = frozenset(CHECKS)
     threshold: Optional[float] = None
     why: dict = field(default_factory=dict, compare=False)
@@ -407,9 +347,8 @@ class Switches:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The contest's answer: `text`, and where it declined, `declined_by` (a check's name, GATE,
-    or OWN); `held` the material lines the answer rests on; `superseded` where the reader's answer
-    gave an earlier version of a fact and `text` is the fact as it stands now (`superseded`)."""
+    """The contest's answer `text`; `declined_by` a check's name, GATE or OWN; `held` the lines it
+    rests on; `superseded` where `text` is the current fact the reader gave an old version of."""
     text: str
     declined_by: Optional[str] = None
     held: tuple = ()
@@ -422,11 +361,9 @@ class Verdict:
 
 def decide(question: str, reply: Optional[Reply], lines: Sequence[tuple[str, str]], switches: Switches,
            p_yes: Optional[float] = None) -> Verdict:
-    """The answer to `question` from the reader's `reply` (None: the gate declined before it was
-    asked) over the answer prompt's material `lines` (`answer.material`): declined by the gate below
-    its threshold where it speaks for the question's form (`gate.speaks_for`: the contest class does
-    not ask it of a Russian yes/no question, and a replay of a recorded P(yes) reads it alike), by the
-    reader itself, or by the first check that is on and finds it wanting; else the reply's answer."""
+    """The answer from the reader's `reply` (None: not asked) over the material `lines`: declined by
+    the gate below its threshold (for the forms it speaks for), by the reader itself, or by the first
+    check on that finds it wanting; else the reply's answer, or the current fact it restated."""
     no = NO_INFO[detect_lang(question)]
     gated = GATE in switches.on and switches.threshold is not None and speaks_for(question)
     if gated and p_yes is not None and p_yes < switches.threshold:
@@ -449,8 +386,7 @@ def decide(question: str, reply: Optional[Reply], lines: Sequence[tuple[str, str
 
 @dataclass(frozen=True)
 class Calibrated:
-    """One calibration prompt as the run's reader answered it: its question, whether its dialogue
-    answers it, the reply (None: none readable), the material lines, the gate's P(yes)."""
+    """One calibration prompt as the run's reader answered it."""
     question: str
     answerable: bool
     reply: Optional[Reply]
@@ -459,19 +395,15 @@ class Calibrated:
 
     @classmethod
     def of(cls, item: dict, reply: Optional[Reply], p_yes: Optional[float] = None) -> "Calibrated":
-        """The row of a calibration set's prompt `item` (`gate.load_set`: its question, whether it is
-        answerable, its messages) and the reader's `reply` to it."""
+        """The row of a calibration prompt `item` (`gate.load_set`) and the reader's `reply`."""
         lines = tuple(answer_step.material(item["messages"], item["question"]))
         return cls(item["question"], bool(item["answerable"]), reply, lines, p_yes)
 
 
 def switch(rows: Sequence[Calibrated], threshold: Optional[float] = None, no_answer_share: float = 0.25) -> Switches:
-    """The checks this reader has earned on the calibration set: the gate where its own calibration
-    set a `threshold` (`gate.calibrate`; None: off), then each check in `CHECKS`' order, read on the
-    answers still standing after the gate, the reader's own declines and the checks already on, is
-    on where it wins more than it loses by the gate's rule: the share of unanswerable prompts it
-    declines times `no_answer_share` above the share of answerable ones times the rest (every
-    answerable prompt declined counted as an answer lost, right or not)."""
+    """The checks the reader earned on the calibration set: the gate where a `threshold` is given,
+    then each check in `CHECKS`' order, on the answers still standing, on where the unanswerable
+    share it declines times `no_answer_share` beats the answerable share times the rest."""
     kinds = {True: sum(r.answerable for r in rows), False: sum(not r.answerable for r in rows)}
     on, why = set(), {}
     if threshold is not None:

@@ -1,16 +1,9 @@
 """The decline gate: the reader's own one-token "does the material hold the answer?", read as
 P(yes), and the run's calibration that decides below which P(yes) an answer is declined.
 
-A small reader answers from insufficient material with somebody else's name or age more often
-than it declines (shared/docs/READING.md); no prompt wording moved it, but its own P(yes) on the
-gate question did (bench/results/reading.md). A threshold fitted on one model means nothing for
-another, so none is written here: each run asks its own model the gate question over a shipped
-calibration set (`submit/calibration/`: answer prompts built from dialogues written for the
-calibration alone, never from one a measurement reads, half of whose questions the dialogue
-answers and half it never does; English sets, built from a
-LoCoMo conversation by tools/calibration.py, live outside the repository in the folder
-`Settings.calibration_dir` names) and takes the threshold by the rule in `calibrate`. Pure
-functions; `calibrating` runs the calibration, `dialogue` the gate.
+A threshold fitted on one model means nothing for another, so none is written here: each run asks its
+own model over a calibration set (`submit/calibration/`, English in `Settings.calibration_dir`) and takes
+the threshold by `calibrate`'s rule. Pure functions; `calibrating` runs the calibration, `dialogue` the gate.
 """
 from __future__ import annotations
 
@@ -36,9 +29,7 @@ MODES = ("off", "calibrated", "kept")
 
 def speaks_for(question: str) -> bool:
     """Whether the calibration's threshold speaks for the question's form: not for a Russian yes/no
-    question («Есть ли у меня самокат?»), a form the shipped calibration sets hold none of. On the
-    versions probe the 1.5B's P(yes) put 6 of its 17 «ли» questions under the threshold and 1 of its
-    51 others (bench/results/reading.md)."""
+    question («Есть ли у меня самокат?»), a form the shipped calibration sets hold none of."""
     return not asks_yes_no(question)
 
 
@@ -56,9 +47,8 @@ def read(llm, chats: Sequence[list], lang: str, purpose: str) -> tuple:
 
 
 def p_yes(top: Sequence[tuple], lang: str) -> Optional[float]:
-    """P(yes) / (P(yes) + P(no)) over the first token's alternatives, a token counting for the
-    word it begins ("Д" and "да" are both yes; English "yes"/"no" count in either language);
-    None when neither word is among them (then the gate cannot read the reply and lets it stand).
+    """P(yes) / (P(yes) + P(no)) over the first token's alternatives, a token counting for the word it
+    begins ("Д" is yes; English yes/no count in either language); None when neither is among them.
     `p_yes([("да", -0.1), ("нет", -2.4)], "ru")` is about 0.91."""
     yes = no = 0.0
     yes_words, no_words = YES[lang] + YES["en"], NO[lang] + NO["en"]
@@ -104,19 +94,13 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> Optional[float]
 
 def calibrate(lang: str, scores: Sequence[tuple], max_false: float = 0.05,
               no_answer_share: float = 0.25, min_auc: float = 0.7) -> Calibration:
-    """The rule: decline below the lowest threshold that declines at most `max_false` of the
-    answerable calibration prompts — the answerable scores sorted, the threshold is the
-    (floor(max_false * n) + 1)-th lowest, declining strictly below it; the gate is on only where
-    declining there wins more than it loses among questions of which `no_answer_share` have no
-    answer (the contest asks four types, one of them `no_info`): the unanswerable share declined
-    times `no_answer_share` above the answerable share declined times the rest (every declined
-    answerable counted as an answer lost, right or not). Else the scores do not separate enough
-    to pay. And only where the scores tell the kinds apart at least acceptably, AUC ≥ `min_auc` (0.7:
-    the conventional bound of "acceptable discrimination", Hosmer & Lemeshow, Applied Logistic
-    Regression): a threshold read off weakly separating scores does not carry to other questions
-    (the 0.5B's, AUC 0.63, declined 19 of 68 answerable questions of the versions probe;
-    bench/results/reading.md). `scores`: (id, answerable, P(yes) or None) per calibration prompt;
-    unreadable ones are left out, and the gate is off without both kinds."""
+    """The rule: decline strictly below the (floor(max_false * n) + 1)-th lowest of the n answerable
+    scores; on only where the unanswerable share declined times `no_answer_share` beats the answerable
+    share declined times the rest (0.25: the contest asks four question types, one of them
+    `no_info`), and AUC ≥ `min_auc` (0.7: Hosmer & Lemeshow's "acceptable"; a threshold read off
+    weakly separating scores does not carry to other questions).
+    `scores`: (id, answerable, P(yes) or None) per calibration prompt; unreadable ones are left out,
+    and the gate is off without both kinds."""
     answerable = sorted(p for _, a, p in scores if a and p is not None)
     unanswerable = [p for _, a, p in scores if not a and p is not None]
     base = dict(lang=lang, answerable=len(answerable), unanswerable=len(unanswerable),
@@ -164,11 +148,10 @@ def load_set(path: Path, limit: int = MAX_CALLS) -> list[dict]:
 
 
 def speaker_margin(hits: Sequence, turns: Sequence, question: str, people: Sequence[str]) -> Optional[float]:
-    """In a chat between two named people, where the question names exactly one of them: the best
-    dense score of that person's turns among `hits` minus the other's (a question about what the
-    other one did finds the other's words best: LoCoMo's adversarial questions). None otherwise.
-    Reader-free: a function of retrieval alone, so its threshold carries from one model to another
-    (not from one embedder to another). `turns`: the turn store's turns `hits` index."""
+    """Where the question names exactly one of a chat's two people: the best dense score of that
+    person's turns among `hits` (their `turn_idx` into `turns`) minus the other's; None otherwise (a
+    question about what the other one did finds the other's words best: LoCoMo's adversarial ones).
+    Reader-free, so its threshold carries from one model to another, not from one embedder to another."""
     from .turns import speaker_of
     named = named_people(question, people)
     if len(named) != 1 or len(people) != 2:

@@ -1,17 +1,10 @@
 """Lists by listing: the reader lists the items of a question that asks for several things.
 
-A small reader names one or two items of a list among thirty facts, though every item is in
-front of it (bench/results/readers.md). Where the question's form asks for several things
-(`several`: a plural «какие», «кто из», a plural «мои»), the answer prompt with its facts only goes
-to the reader once more, its last line asking for every item as JSON (`list_ask` in
-`items.*.yaml`, held to LIST_SCHEMA), and the listed items the answer leaves out are joined to it.
-A small reader that names one or two items in a sentence lists more when asked for a list, and
-the facts alone are fewer lines to go through (bench/results/reading.md). It still stops after
-the first line that names several («Lada Vesta, Skoda Octavia и Toyota Camry», the Tiguan of
-a later session left out), so the list is asked twice in one batched call: the facts as shown,
-and each topic's facts latest first (`list_chats`); the items of both are kept, less those that
-stand only under other topics than the facts the answer rests on (`on_topic`: the user's home town
-is no city of his talks). Called by `dialogue`; pure but `listed`.
+A small reader names one or two items in a sentence but lists more when asked for a list. Where
+the question's form asks for several (`several`), the answer chat's facts are asked for every item
+as JSON, twice in one batched call (`list_chats`: a small reader stops after the first line that
+names several, so the second ask shows each topic's latest facts first), and the items the answer
+leaves out are joined to it. Called by `dialogue`; pure but `listed`.
 """
 from __future__ import annotations
 
@@ -49,10 +42,8 @@ def _covered(text: str, other: str) -> bool:
 
 
 def left_out(answer: str, values: Sequence[str], question: str = "") -> list[str]:
-    """The values the answer does not mention, in order, each once: a value counts as mentioned when
-    every word of it is in the answer or its question (`_covered`: its first five letters or its
-    lemma, so endings may differ; «непереносимость лактозы» in «Лактозы.» to «Какая у меня
-    непереносимость?»)."""
+    """The values neither the answer nor its question mentions (`_covered`, so endings may differ), in
+    order, each once: «непереносимость лактозы» is mentioned by «Лактозы.» to «Какая у меня непереносимость?»."""
     said = f"{answer} {question}"
     missing: list[str] = []
     for value in (v.strip() for v in values):
@@ -83,23 +74,10 @@ _PLURAL_OWNER = frozenset(("мой", "наш"))
 
 
 def several(question: str) -> bool:
-    """Whether a Russian question's form asks for several things: a plural «какие» or «мои» («В
-    каких театрах я выступал?», «Как зовут моих соседей?»), or «кто из» («Кто из коллег
-    звонил?»); or a form that shows no number at all and asks for everything of a kind: «что» in
-    any case as its first word («Чего я избегаю?», «Чем я интересуюсь?», «Что дарит мне брат?»), or
-    an instrumental «каким» with its noun («Каким инструментом я играю?», the form of the contest
-    sample's own list question). False for English (no morphology here). Over the 194
-    Russian dev, probe, calibration and demo questions: 54 of the 70 `info_consolidation` (most of
-    them lists), 8 of the 124 others («Сколько лет моим внукам?», «Что я собираюсь посадить?»),
-    where a list of one item changes nothing and a list of the earlier values joins them. False
-    where the question asks one value of them, the current or the best (`ONE_OF_THEM`: «Каким
-    спортом я сейчас занимаюсь?», «Какой фильм мне нравится больше всего?», «Что я в итоге купил?»), whose
-    list would join the earlier values or the others to the one asked (held out, 5 of the 1.5B's 40
-    answers carried such an item); of the 215 questions of Russian dev, both probes, the dev users
-    and the calibration set it turns one off, an update's. False as well where the question offers
-    a choice, a noun on each side of «или» (`answer.offered`: «Что я больше люблю — чай или кофе?»):
-    one of them is the answer (one noun found is too little: «Что я строю или собираюсь сделать?»
-    reads «строю» as a noun)."""
+    """Whether a Russian question's form asks for several things: a plural «какие» or «мои», «кто из»,
+    «что» in any case as its first word, or an instrumental «каким» with its noun («Каким инструментом
+    я играю?»). False for English, for one value of several (`ONE_OF_THEM`: «Что я в итоге купил?»),
+    and for a choice offered (`answer.offered`: «Что я больше люблю — чай или кофе?»)."""
     if ONE_OF_THEM.search(question) or len(answer_step.offered(question)) >= 2:
         return False
     words = WORD.findall(question.lower())
@@ -191,10 +169,8 @@ def kept_items(reply: str, ask: list, question: str, lang: str) -> list[str]:
 
 
 def union_items(lists: Sequence[Sequence[str]]) -> list[str]:
-    """The items of several lists (each ask's `kept_items`), in order, less an item whose every
-    word another one holds (`_covered`: «Барсик» after «Барсика», «змей» beside «до дрожи
-    боится змей», «Ванкор» beside «Ванкор в Красноярском крае»); of two that hold each other, the
-    first."""
+    """The items of several lists, in order, less one whose every word another holds (`_covered`:
+    «змей» beside «до дрожи боится змей»); of two that hold each other, the first."""
     found = [item for each in lists for item in each]
     out: list[str] = []
     for i, item in enumerate(found):
@@ -205,12 +181,10 @@ def union_items(lists: Sequence[Sequence[str]]) -> list[str]:
 
 
 def on_topic(found: Sequence[str], held: Sequence[tuple[str, str]], lines: Sequence[tuple[str, str]]) -> list[str]:
-    """The items of `found` that belong to what the answer rests on: an item every fact line of the
-    material `lines` (topic, line) that holds it (`_covered`) stands under a topic none of the
-    answer's lines `held` (`decide.Verdict.held`) stands under is another part of the user's life
-    than the question's («Тверь», the home town under «детство», to «В каких городах я играл
-    концерты?» whose answer rests on the «музыка» facts). An item no fact line holds is kept, and
-    every item where the answer rests on no fact (an excerpt, or nothing)."""
+    """The items of `found` that belong to what the answer rests on: an item is dropped where every
+    fact line of `lines` (topic, line) holding it stands under a topic none of the answer's `held`
+    lines does («Тверь» under «детство», to «В каких городах я играл концерты?»). Items no fact line
+    holds are kept, and all where the answer rests on no fact."""
     topics = {topic for topic, _ in held if topic and topic not in answer_step.NOT_FACTS}
     if not topics:
         return list(found)
