@@ -1,17 +1,13 @@
-"""The run's calibrations: what the run's own model earns on the shipped calibration set, once per
-language it is asked in (before the first answer's ceiling starts).
+"""The run's calibrations, once per language it is asked in (before the first answer's ceiling
+starts): the gate's threshold from the model's P(yes) over the shipped calibration set
+(`gate.calibrate`), the answer checks its answers to the same set earn (`decide.switch`), and the
+speaker decline's margin from the set's recorded margins (no model asked). Called by
+`model_inference`.
 
-- The decline gate's threshold: the model's one-token P(yes) over the set (`gate.calibrate`).
-- The speaker decline's margin, from the set's recorded margins (no model asked).
-- Which answer checks are on (`decide.switch`): the model's answers to the set as the stage asks
-  them, in one batched call a step.
-
-Where `Settings.calibration_cache` names a folder, each calibration is kept there per model, set,
-and asks — the gate's scores and the model's replies as read (cleaned and parsed), not the
-switches — and the next run of the same model takes it instead of asking again, deciding the
-switches anew with the checks of its own code (a CPU reader needs half an hour for 64 prompts;
-the contest's run keeps nothing and calibrates once). Nothing here raises out of `ensure` (StopRun
-aside): a calibration that fails leaves its decline off and says why.
+With `Settings.calibration_cache`, the gate's scores and the model's replies (not the switches) are
+kept per model, set and asks; the next run of the same model takes them and decides the switches
+anew with its own code (a CPU reader needs half an hour for the set). Nothing raises out of
+`ensure` (StopRun aside): a calibration that fails leaves its decline off and says why.
 """
 from __future__ import annotations
 
@@ -31,11 +27,9 @@ log = logging.getLogger("gigamemory")
 
 
 class Calibrator:
-    """Per language: `calibrations` (the gate's, as found), `speaker_calibrations` and
-    `speaker_thresholds`, `switches` (the answer checks, the gate's threshold among them, where it
-    is on); the dialogue memories share the last two. `llm` is the backend as built (its
-    `identity`, which a kept calibration is keyed by, and whether it gives logprobs), `guarded` the
-    same behind the run's guard, which the calls go through."""
+    """Per language: `calibrations` (the gate's), `speaker_calibrations`, and `speaker_thresholds`
+    and `switches`, which the dialogues' memories share. `llm` is the backend as built (its
+    `identity` keys a kept calibration), `guarded` the same behind the run's guard."""
 
     def __init__(self, llm: LLM, guarded: LLM, embedder: Embedder, settings: Settings):
         self.llm, self._llm, self.embedder, self.settings = llm, guarded, embedder, settings
@@ -45,21 +39,29 @@ class Calibrator:
         self.switches: dict[str, decide.Switches] = {}
 
     def ensure(self, lang: str) -> None:
-        """The calibrations for `lang`, once per run: the gate's threshold (`gate.calibrate`) and the
-        checks (`decide.switch`) from this run's own model over the shipped calibration prompts, and
-        the speaker margin; where one cannot be made, its decline stays off and the calibration says
-        why. Never raises (StopRun aside)."""
+        """The calibrations for `lang`, once per run: taken from a kept one, or asked of the model
+        now (and kept), or in `kept` mode with none to take, every check on uncalibrated."""
         if lang in self.calibrations:
             return
-        kept = self._kept(lang)
+        path = self._calibration_file(lang)[0]
+        kept = self._kept(lang, path)
         if kept is not None and kept.is_file() and self._take_kept(lang, kept):
             pass
-        elif self.settings.gate == "kept" and self._calibration_file(lang)[0] is not None:
-            self._none_kept(lang, kept)  # none to take: no calibration pass, as with the gate off
-        else:  # "kept" without a set for the language asks nothing here either: no set, no check
+        elif self.settings.gate == "kept" and path is not None:  # none to take: asked nothing, as with the gate off
+            why = ("no calibration_cache to take one from" if kept is None
+                   else f"the calibration kept at {kept} is not one this code reads" if kept.is_file()
+                   else f"no calibration of {self.llm.identity} kept at {kept} (a run with the gate calibrated keeps one)")
+            self.calibrations[lang] = gate.Calibration(lang, False, why)
+            self._set_switches(lang, decide.Switches(frozenset(decide.CHECKS), None,
+                                                     {"checks": f"all on, not calibrated: {why}"}))
+        else:
             replies = self._calibrate_now(lang)
-            if kept is not None and self.settings.gate != "kept":
-                self._keep(lang, kept, replies)
+            failed = "calibration failed" in self.calibrations[lang].why + str(self.switches[lang].why)
+            if kept is not None and self.settings.gate != "kept" and not failed:  # a failed one is asked again
+                try:
+                    write_kept(kept, self.llm.identity, path.name, self.calibrations[lang], replies)
+                except OSError:
+                    log.exception("gigamemory: the calibration could not be kept in %s", kept)
         try:
             speaker = self._speaker_calibration(lang)
         except Exception as error:  # the speaker decline off; the answers go on
@@ -72,8 +74,8 @@ class Calibrator:
                  "on" if speaker.on else "off", speaker.why, speaker.threshold, speaker.auc)
 
     def _calibrate_now(self, lang: str) -> Optional[list]:
-        """The gate's calibration and the checks', asked of the model now. -> the model's replies to
-        the calibration prompts (`_asked`; None where none were asked or the asking failed), to keep."""
+        """The gate's calibration and the checks', asked of the model now. -> its replies to the
+        calibration prompts (None where none were asked or the asking failed), to keep."""
         replies = None
         try:
             found = self._calibration(lang)
@@ -98,40 +100,23 @@ class Calibrator:
         self._set_switches(lang, switches)
         return replies
 
-    def _none_kept(self, lang: str, kept: Optional[Path]) -> None:
-        """`gate="kept"` with a calibration set but no kept calibration to take: the gate off and every
-        check on, uncalibrated, as with `gate="off"`; the calibration says why none was taken."""
-        if kept is None:
-            why = "no calibration_cache to take one from"
-        elif kept.is_file():
-            why = f"the calibration kept at {kept} is not one this code reads"
-        else:
-            why = f"no calibration of {self.llm.identity} kept at {kept} (a run with the gate calibrated keeps one)"
-        self.calibrations[lang] = gate.Calibration(lang, False, why)
-        self._set_switches(lang, decide.Switches(frozenset(decide.CHECKS), None,
-                                                 {"checks": f"all on, not calibrated: {why}"}))
-
     def _set_switches(self, lang: str, switches: decide.Switches) -> None:
         self.switches[lang] = switches
         log.info("gigamemory: answer checks (%s): %s", lang,
                  "; ".join(f"{name} {said}" for name, said in switches.why.items()))
 
-    def _kept(self, lang: str) -> Optional[Path]:
-        """Where this model's calibration on this language's set is kept (`kept_path`); None where
-        nothing is kept (the contest's run)."""
-        path, _ = self._calibration_file(lang)
+    def _kept(self, lang: str, path: Optional[Path]) -> Optional[Path]:
+        """Where this model's calibration on the set `path` is kept; None where nothing is (the contest)."""
         if not self.settings.calibration_cache or path is None:
             return None
         return kept_path(Path(self.settings.calibration_cache), self.llm.identity, self.settings, lang, path)
 
     def _take_kept(self, lang: str, kept: Path) -> bool:
-        """The kept gate calibration and replies, the switches decided from those replies now; False
-        (nothing taken: the caller calibrates anew and keeps that, or in `kept` mode runs uncalibrated)
-        where the file is not one this code keeps — an older form that kept the switches, or a broken one."""
+        """The kept calibration taken, its switches decided now; False (nothing taken) where the file
+        is not one this code keeps: an older form that kept the switches, or a broken one."""
         try:
             data = json.loads(kept.read_text(encoding="utf-8"))
-            found = data["gate"]
-            found = gate.Calibration(**{**found, "scores": tuple(tuple(s) for s in found["scores"])})
+            found = gate.Calibration(**{**data["gate"], "scores": tuple(tuple(s) for s in data["gate"]["scores"])})
             replies = data["replies"]
             if replies is not None:
                 replies = [None if r is None else decide.Reply(r["answer"], tuple(r["quotes"])) for r in replies]
@@ -147,21 +132,9 @@ class Calibrator:
         log.info("gigamemory: calibration (%s) kept from an earlier run of %s: %s", lang, self.llm.identity, kept)
         return True
 
-    def _keep(self, lang: str, kept: Path, replies: Optional[list]) -> None:
-        """The calibration written where the next run of the same model on the same set finds it; a
-        failed calibration is not kept (the next run tries again)."""
-        found, switches = self.calibrations[lang], self.switches[lang]
-        if "calibration failed" in found.why or "calibration failed" in str(switches.why):
-            return
-        try:
-            write_kept(kept, self.llm.identity, self._calibration_file(lang)[0].name, found, replies)
-        except OSError:
-            log.exception("gigamemory: the calibration could not be kept in %s", kept)
-
     def _asked(self, lang: str) -> Optional[list]:
-        """The model's replies to the calibration prompts as the stage asks them (`decide.replies`,
-        batched; a Reply or None each); None where no calibration pass is made
-        (the gate off in the config, or no set for the language)."""
+        """The model's replies to the calibration prompts as the stage asks them (`decide.replies`);
+        None where no calibration pass is made (the gate off, or no set for the language)."""
         path, _ = self._calibration_file(lang)
         if self.settings.gate == "off" or path is None:
             return None
@@ -171,8 +144,7 @@ class Calibrator:
         return replies
 
     def _switches(self, lang: str, found: gate.Calibration, replies: Optional[list]) -> decide.Switches:
-        """The checks this run's model earns (`decide.switch`) by its `replies` to the calibration
-        prompts (`_asked`), beside the gate's calibration `found`."""
+        """The checks the model earns (`decide.switch`) by its `replies`, beside the gate's `found`."""
         if self.settings.gate == "off":  # no calibration pass at all: every check on, uncalibrated
             return decide.Switches(frozenset(decide.CHECKS), None,
                                    {"checks": "all on, not calibrated: the gate is off in the config, and with it "
@@ -180,30 +152,28 @@ class Calibrator:
         path, where = self._calibration_file(lang)
         if path is None or replies is None:
             return decide.Switches(frozenset(), None, {"checks": f"off: no calibration set for {lang!r} in {where}"})
-        items = gate.load_set(path)
         p_yes = {i: p for i, _, p in found.scores}
-        rows = [decide.Calibrated.of(item, reply, p_yes.get(item["id"])) for item, reply in zip(items, replies)]
+        rows = [decide.Calibrated.of(item, reply, p_yes.get(item["id"]))
+                for item, reply in zip(gate.load_set(path), replies)]
         return decide.switch(rows, found.threshold if found.on else None, self.settings.gate_no_answer_share)
 
     def _calibration_file(self, lang: str):
-        """The calibration set for `lang` (gate.calibration_file over the shipped folder and the
-        configured one), and where it was looked for."""
-        settings = self.settings
-        folders = [gate.CALIBRATION_DIR] + ([Path(settings.calibration_dir)] if settings.calibration_dir else [])
-        return gate.calibration_file(lang, settings.context_chars, folders), ", ".join(map(str, folders))
+        """The calibration set for `lang` in the shipped folder or the configured one, and where it was looked for."""
+        folders = [gate.CALIBRATION_DIR] + ([Path(self.settings.calibration_dir)] if self.settings.calibration_dir
+                                            else [])
+        return gate.calibration_file(lang, self.settings.context_chars, folders), ", ".join(map(str, folders))
 
     def _speaker_calibration(self, lang: str) -> gate.Calibration:
-        settings = self.settings
-        if not settings.decline_speaker:
+        if not self.settings.decline_speaker:
             return gate.Calibration(lang, False, "off in the config")
         path, where = self._calibration_file(lang)
         if path is None:
             return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where}")
-        return gate.speaker_calibration(lang, gate.load_set(path), self.embedder.identity, **gate.rule_of(settings))
+        return gate.speaker_calibration(lang, gate.load_set(path), self.embedder.identity,
+                                        **gate.rule_of(self.settings))
 
     def _calibration(self, lang: str) -> gate.Calibration:
-        settings = self.settings
-        if settings.gate == "off":
+        if self.settings.gate == "off":
             return gate.Calibration(lang, False, "off in the config")
         if not self.llm.gives_logprobs:
             return gate.Calibration(lang, False, f"the backend {self.llm.name} gives no logprobs")
@@ -214,14 +184,13 @@ class Calibrator:
         items = gate.load_set(path)
         found, _ = gate.read(self._llm, [item["messages"] for item in items], lang, CALIBRATE)
         scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
-        return gate.calibrate(lang, scores, **gate.rule_of(settings))
+        return gate.calibrate(lang, scores, **gate.rule_of(self.settings))
 
 
 def kept_path(folder: Path, identity: str, settings: Settings, lang: str, path: Path) -> Path:
-    """Where the calibration of the model `identity` (`LLM.identity`) on the set `path` is kept in
-    `folder`, named by everything it depends on: the model, the set's bytes, the gate's mode and
-    rule, and the asks and schema the model answers (a "kept" run looks for what "calibrated" kept)."""
-    mode = "calibrated" if settings.gate == "kept" else settings.gate
+    """Where the calibration of the model `identity` on the set `path` is kept in `folder`, named by
+    all it depends on: the model, the set's bytes, the gate's mode and rule, the asks and schema."""
+    mode = "calibrated" if settings.gate == "kept" else settings.gate  # a "kept" run looks for what "calibrated" kept
     what = json.dumps([identity, path.name, hashlib.sha256(path.read_bytes()).hexdigest(), mode,
                        gate.rule_of(settings), gate.ask(lang), prompts.text("answer", lang, "cite"),
                        decide.CITE_SCHEMA, decide.CITE_MAX_TOKENS, settings.answer_max_tokens], ensure_ascii=False)
@@ -230,8 +199,7 @@ def kept_path(folder: Path, identity: str, settings: Settings, lang: str, path: 
 
 def write_kept(kept: Path, identity: str, set_name: str, found: gate.Calibration, replies: Optional[list]) -> None:
     """A calibration kept: the gate's (`found`, its scores inside) and the model's replies to the set
-    (a `decide.Reply` or None each; None: none asked), for `Calibrator` to decide the switches from;
-    the model and the set's file name said in it (the file's name is their key's hash)."""
+    (a `decide.Reply` or None each; None: none asked), the model and the set named in it."""
     kept_replies = None if replies is None else [
         None if r is None else {"answer": r.answer, "quotes": list(r.quotes)} for r in replies]
     kept.parent.mkdir(parents=True, exist_ok=True)
