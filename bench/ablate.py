@@ -67,6 +67,11 @@ RULES = {
     "others_only": (decide, "others_only", _never),
     "another_owner": (decide, "another_owner", _never),
     "yes_or_no": (decide, "says_yes_or_no", _never),  # the exemption of a yes or no
+    "spelled": (answer_step, "_spelled", set),  # Latin words in Russian letters (`mentions_any`)
+    "headings": (decide, "_headings", lambda held, lines: []),  # `unquoted_number`: the session's date (LoCoMo)
+    "holding": (decide, "holding", lambda answer, question, held: held),  # `others_only`: the value's lines
+    "asks_the_past": (decide, "_asks_the_past", _never),  # `superseded`: a question about the past
+    "superseded": (decide, "superseded", lambda question, answer, lines: None),  # an earlier version given
     **{f"check {name}": (decide, "CHECKS", None) for name in decide.CHECKS},  # a whole check
 }
 

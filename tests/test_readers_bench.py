@@ -519,3 +519,15 @@ def test_the_ablation_puts_a_rule_back_when_a_reading_fails(tmp_path):
     with pytest.raises(SystemExit):  # no calibration rows there: `readers.calibrated_switches` stops
         ablate.ablated("offered", [ablate.Reading("none", f"{tmp_path / 'c.jsonl'}@x", (), {})], {})
     assert ablate.answer_step.offered is offered
+
+
+def test_every_ablation_stand_in_takes_the_arguments_of_the_part_it_replaces():
+    """A stand-in of the wrong arity would raise only where its rule is reached: bound here instead."""
+    import inspect
+    from bench import ablate
+    for rule, (module, attribute, stand_in) in ablate.RULES.items():
+        if stand_in is None:  # a whole check: `CHECKS` less it
+            continue
+        required = [p for p in inspect.signature(getattr(module, attribute)).parameters.values()
+                    if p.default is p.empty]
+        stand_in(*[set() for _ in required])  # never fires, whatever it is given
