@@ -50,7 +50,8 @@ class Calibrator:
         elif self.settings.gate == "kept" and path is not None:  # none to take: asked nothing, as with the gate off
             why = ("no calibration_cache to take one from" if kept is None
                    else f"the calibration kept at {kept} is not one this code reads" if kept.is_file()
-                   else f"no calibration of {self.llm.identity} kept at {kept} (a run with the gate calibrated keeps one)")
+                   else f"no calibration of {self.llm.identity} kept at {kept} "
+                        "(a run with the gate calibrated keeps one)")
             self.calibrations[lang] = gate.Calibration(lang, False, why)
             self._set_switches(lang, decide.Switches(frozenset(decide.CHECKS), None,
                                                      {"checks": f"all on, not calibrated: {why}"}))

@@ -55,8 +55,8 @@ class Settings:
     facts: bool = True
     extract_max_tokens: int = field(default=256, metadata=count(1, 32_768))
     # Which user messages are asked about: "all" that may hold a fact by the cheap length test, or
-    # "disclosure": only those with a word that points at their writer (disclosure.py; 39% fewer
-    # calls on the contest sample, 2 of 126 answer-bearing messages lost).
+    # "disclosure": only those with a word that points at their writer (disclosure.py; measured in
+    # bench/results/fact_quality.md).
     extract_filter: str = field(default="all", metadata=one_of(("all", "disclosure")))
     versions: bool = True  # the supersession pass: the LLM decides which fact replaced which
     versions_max_tokens: int = field(default=256, metadata=count(1, 32_768))  # output cap of each versions call
@@ -91,11 +91,8 @@ class Settings:
     # calibrated margin (gate.speaker_margin: no call). A user–assistant chat names no two people.
     decline_speaker: bool = True
     # Lists (items.py): "list" gives a question whose form asks for several things one more batch of
-    # two asks (the facts shown, then each topic's latest first); the listed items its answer leaves
-    # out are joined to an answer that stands, less the items that stand only beside someone else
-    # (`decide.someone_elses_item`) or only under topics the answer's lines do not stand under
-    # (`items.on_topic`). On: at the contest's 8k budget the joins add the local readers
-    # right answers on the dev users and Russian dev and change none of a fluent one's (docs/log.md).
+    # two asks; the listed items its answer leaves out are joined to an answer that stands, less
+    # someone else's and those of other topics than the answer's lines (on: docs/log.md says why).
     lists: str = field(default="list", metadata=one_of(items.MODES))
     # Current facts shown to the answer step (`topics.select`): the few nearest the question,
     # then the facts of the topic it names, then the nearest others, while their lines fit
