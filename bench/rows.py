@@ -12,7 +12,9 @@ in the output lines it names.
                                                         # tens of minutes (--slow: those too)
 
 A line a row: `ok`, or the figures missing and the lines read. Exit 1 where a row's command fails or
-a figure is missing (or, for a row marked *stale replay*, where it prints its figures again).
+a figure is missing (or, for a row marked *stale replay*, where it prints its figures again). The
+commands run in this checkout, not a copy: one that writes its results file writes it again
+(`git diff bench/results` shows what moved; timings always do).
 """
 from __future__ import annotations
 
