@@ -132,14 +132,17 @@ def needs(row: dict) -> str:
     return found.group(1) if found else ""
 
 
-def check(row: dict) -> tuple[int, list, str]:
-    """The row's command run as written, from the current folder: its exit status, the figures of
-    its value cell missing from the lines it names, and those lines."""
-    done = subprocess.run(["bash", "-c", command(row["command"])], capture_output=True, text=True)
-    output = done.stdout + done.stderr
-    named = labels(row["command"])  # a row marked *needs …* may name no line: then all of the output
+def read(row: dict, output: str) -> tuple[str, list]:
+    """The lines of a command's `output` that `row` names (all of it where it names none, as a row
+    marked *needs …* may), and the figures of its value cell missing from them."""
+    named = labels(row["command"])
     lines = row_output(output, named) if named else output
-    return done.returncode, [f for f in figures(row["value"]) if not printed(f, lines)], lines or done.stderr[-800:]
+    return lines, [f for f in figures(row["value"]) if not printed(f, lines)]
+
+
+def run(line: str) -> subprocess.CompletedProcess:
+    """A row's command run as written, with bash, from the current folder."""
+    return subprocess.run(["bash", "-c", line], capture_output=True, text=True)
 
 
 def main(argv=None) -> int:
@@ -168,9 +171,14 @@ def main(argv=None) -> int:
     if not chosen:
         print("no row chosen: give line numbers, --grep WORDS or --all (--list shows the rows)")
         return 2
-    failed = 0
+    failed, done = 0, {}  # one run per command: several rows may quote the same one
     for row in chosen:
-        status, missing, lines = check(row)
+        line = command(row["command"])
+        if line not in done:
+            done[line] = run(line)
+        status, output = done[line].returncode, done[line].stdout + done[line].stderr
+        lines, missing = read(row, output)
+        lines = lines or done[line].stderr[-800:]
         title = row["figure"][:80]
         if "*stale replay*" in row["command"]:  # its store is to be recorded again: a miss is expected
             failed += not (status or missing)

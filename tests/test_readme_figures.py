@@ -45,7 +45,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.rows import COLUMNS, NUMBER, command, figures, labels, links, printed, row_output, table_rows, tables
+from bench.rows import COLUMNS, NUMBER, command, figures, labels, links, printed, read, row_output, table_rows, tables
 from conftest import HANG_GUARD, ROOT, SHARED_DATA, copy_checkout
 
 README = ROOT / "README.md"
@@ -172,8 +172,7 @@ def test_the_figure_comes_from_its_command(row, checkout):
         _outputs[line] = (proc, changed(before, snapshot(checkout)))
     proc, left = _outputs[line]
     output = proc.stdout + proc.stderr
-    lines = row_output(output, labels(row["command"]))
-    missing = [f for f in figures(row["value"]) if not printed(f, lines)]
+    lines, missing = read(row, output)
     stale = "*stale replay*" in row["command"]
     if stale:
         assert proc.returncode or missing, f"the replay runs again: drop *stale replay* from its row: {line}"
