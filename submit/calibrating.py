@@ -37,6 +37,7 @@ class Calibrator:
         self.speaker_calibrations: dict[str, gate.Calibration] = {}
         self.speaker_thresholds: dict[str, float] = {}
         self.switches: dict[str, decide.Switches] = {}
+        self._sets: dict[Path, list] = {}
 
     def ensure(self, lang: str) -> None:
         """The calibrations for `lang`, once per run: taken from a kept one, or asked of the model
@@ -139,7 +140,7 @@ class Calibrator:
         path, _ = self._calibration_file(lang)
         if self.settings.gate == "off" or path is None:
             return None
-        items = gate.load_set(path)
+        items = self._calibration_set(path)
         replies, _ = decide.replies(self._llm, [item["messages"] for item in items], lang,
                                     self.settings.answer_max_tokens, CALIBRATE)
         return replies
@@ -155,8 +156,15 @@ class Calibrator:
             return decide.Switches(frozenset(), None, {"checks": f"off: no calibration set for {lang!r} in {where}"})
         p_yes = {i: p for i, _, p in found.scores}
         rows = [decide.Calibrated.of(item, reply, p_yes.get(item["id"]))
-                for item, reply in zip(gate.load_set(path), replies)]
+                for item, reply in zip(self._calibration_set(path), replies)]
         return decide.switch(rows, found.threshold if found.on else None, self.settings.gate_no_answer_share)
+
+    def _calibration_set(self, path: Path) -> list:
+        """The calibration prompts of `path` (`gate.load_set`), read once a run: the gate, the checks
+        and the speaker decline each calibrate on them."""
+        if path not in self._sets:
+            self._sets[path] = gate.load_set(path)
+        return self._sets[path]
 
     def _calibration_file(self, lang: str):
         """The calibration set for `lang` in the shipped folder or the configured one, and where it was looked for."""
@@ -170,7 +178,7 @@ class Calibrator:
         path, where = self._calibration_file(lang)
         if path is None:
             return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where}")
-        return gate.speaker_calibration(lang, gate.load_set(path), self.embedder.identity,
+        return gate.speaker_calibration(lang, self._calibration_set(path), self.embedder.identity,
                                         **gate.rule_of(self.settings))
 
     def _calibration(self, lang: str) -> gate.Calibration:
@@ -182,7 +190,7 @@ class Calibrator:
         if path is None:
             return gate.Calibration(lang, False, f"no calibration set for {lang!r} in {where} "
                                                  f"(tools/calibration.py --lang {lang} builds one)")
-        items = gate.load_set(path)
+        items = self._calibration_set(path)
         found, _ = gate.read(self._llm, [item["messages"] for item in items], lang, CALIBRATE)
         scores = [(item["id"], bool(item["answerable"]), p) for item, p in zip(items, found)]
         return gate.calibrate(lang, scores, **gate.rule_of(self.settings))
