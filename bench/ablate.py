@@ -5,6 +5,7 @@ calls). No model is asked: the checks are call-free, the replies and the gate's 
 
     .venv/bin/python bench/ablate.py                      # every sub-rule, the default readings
     .venv/bin/python bench/ablate.py --rule no_number --rule 'check unquoted_number'
+    .venv/bin/python bench/ablate.py --calibration-users  # the same readers on users 21-26 (declines only)
     .venv/bin/python bench/ablate.py --reading 'R.jsonl|users_dev:8000|C.jsonl@submit/calibration/ru.c8000.jsonl'
 
 A reading is `READING|PROMPTS|CALIBRATION`: a `bench/readers.py read` of a set's prompts (its
@@ -43,6 +44,15 @@ READINGS = [
     f"{R}/q05_ru_dev_c4000.jsonl|ru_dev:4000|{R}/q05_calibration_users_c4000.jsonl@{CALIBRATION_4K}",
     f"{R}/q05_ru_dev_c8000.jsonl|ru_dev:8000|{R}/q05_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
     f"{R}/fluent_ru_dev_c8000.jsonl|ru_dev:8000|{R}/fluent_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
+]
+# The same readers on the calibration users 21-26 themselves, where no rule was written (MEASURING.md):
+# each reading is its own calibration, as in the contest. The set has no gold answers, so no verdicts:
+# only the declines are figures there.
+CALIBRATION_READINGS = [
+    f"{R}/{reader}_calibration_users_c{chars}.jsonl|{path}|{R}/{reader}_calibration_users_c{chars}.jsonl@{path}"
+    for reader, chars, path in (("q15", 4000, CALIBRATION_4K), ("q05", 4000, CALIBRATION_4K),
+                                ("q15", 8000, CALIBRATION_8K), ("q05", 8000, CALIBRATION_8K),
+                                ("fluent", 8000, CALIBRATION_8K))
 ]
 
 
@@ -140,10 +150,13 @@ def main(argv=None) -> int:
     p.add_argument("--reading", action="append", help="READING|PROMPTS|CALIBRATION (repeat; default: the local "
                    "1.5B's and the 0.5B's (at 4k and at 8k) and the fluent stand-in's cited readings of the "
                    "dev users 27-32 and Russian dev)")
+    p.add_argument("--calibration-users", action="store_true", help="the same readers' readings of the "
+                   "calibration users 21-26 instead, each its own calibration: the declines of rules written on "
+                   "other sets, read where none was written (no verdicts there)")
     p.add_argument("--verdicts", default=VERDICTS, help=f"verdict files, comma-separated (default: {VERDICTS})")
     args = p.parse_args(argv)
-    readings = [load(spec) for spec in args.reading or READINGS]
-    known = readers.verdicts(args.verdicts)
+    readings = [load(spec) for spec in args.reading or (CALIBRATION_READINGS if args.calibration_users else READINGS)]
+    known = {} if args.calibration_users else readers.verdicts(args.verdicts)  # no gold there: none judged
     print("| taken out | reading | right | `no_info` declined | answerable declined | checks on | every check on: "
           "`no_info` / answerable declined |")
     print("|---|---|---|---|---|---|---|")
@@ -155,11 +168,12 @@ def main(argv=None) -> int:
         unjudged += sum(f["unjudged"] for f in found)
         for reading, now, was in zip(readings, found, base):
             moved = "" if rule is None or any(now[k] != was[k] for k in keys) else " (no change)"
-            print(f"| {rule or 'nothing'} | {reading.name} | {now['right']}/{now['n']} "
+            right = "—" if now["unjudged"] == now["n"] else f"{now['right']}/{now['n']}"
+            print(f"| {rule or 'nothing'} | {reading.name} | {right} "
                   f"| {now['no_info_declined']}/{now['no_info']} | {now['answerable_declined']}/{now['answerable']} "
                   f"| {now['on']} "
                   f"| {now['no_info_every']}/{now['no_info']} / {now['answerable_every']}/{now['answerable']}{moved} |")
-    if unjudged:
+    if unjudged and not args.calibration_users:
         print(f"\n{unjudged} answer(s) above have no verdict (`bench/readers.py judge`): counted wrong.")
     return 0
 

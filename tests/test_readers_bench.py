@@ -2,6 +2,7 @@
 the abstention check), the items a judge must read, and the table from its verdicts; the same
 judge and table over the local model's rows (`read`: ways and the gate's P(yes)); the gate fitted."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -531,3 +532,19 @@ def test_every_ablation_stand_in_takes_the_arguments_of_the_part_it_replaces():
         required = [p for p in inspect.signature(getattr(module, attribute)).parameters.values()
                     if p.default is p.empty]
         stand_in(*[set() for _ in required])  # never fires, whatever it is given
+
+
+def test_the_ablation_on_the_calibration_users_reads_each_reading_as_its_own_calibration(capsys, monkeypatch):
+    """`--calibration-users`: the readers' readings of users 21-26, each its own calibration on the set
+    it read; no gold there, so no verdict is looked up and the right answers print as «—»."""
+    from bench import ablate
+    for spec in ablate.CALIBRATION_READINGS:
+        answers, prompts, calibration = spec.split("|")
+        assert Path(answers).is_file() and Path(prompts).is_file(), spec
+        assert calibration == f"{answers}@{prompts}"
+    monkeypatch.setattr(ablate, "CALIBRATION_READINGS", ablate.CALIBRATION_READINGS[:1])
+    monkeypatch.setattr(ablate.readers, "verdicts", lambda *_: pytest.fail("verdicts read"))
+    assert ablate.main(["--calibration-users", "--rule", "kin"]) == 0
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if "calibration_users" in line]
+    assert [row[0] for row in rows] == ["| nothing", "| kin"] and {row[2] for row in rows} == {"—"}
+    assert all(row[3].endswith("/32") and row[4].endswith("/32") for row in rows)
