@@ -548,3 +548,36 @@ def test_the_ablation_on_the_calibration_users_reads_each_reading_as_its_own_cal
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if "calibration_users" in line]
     assert [row[0] for row in rows] == ["| nothing", "| kin"] and {row[2] for row in rows} == {"—"}
     assert all(row[3].endswith("/32") and row[4].endswith("/32") for row in rows)
+
+
+def test_the_join_is_counted_by_what_it_does_to_each_answer(tmp_path, capsys):
+    """bench/appended.py: a city the answer left out, joined, turns it right; a second sport joined
+    to an update's answer turns it wrong and is listed twice: as a question asking one value, and
+    as an answer the join turned wrong."""
+    from bench import appended
+    material = ("Факты о пользователе по темам:\nпоездки:\n- [сессия 2] Пользователь был в Твери.\n"
+                "- [сессия 3] Пользователь был в Костроме.\nспорт:\n- [сессия 4] Пользователь бегает.\n"
+                "- [сессия 5] Пользователь плавает в бассейне.\n\n")
+    asked = [("1", "В каких городах я был?", "info_consolidation", "Вы были в Твери.",
+              ["[сессия 2] Пользователь был в Твери."], ["Тверь", "Кострома"]),
+             ("2", "Чем я занимаюсь по выходным?", "info_updating", "Вы бегаете.",
+              ["[сессия 4] Пользователь бегает."], ["бег", "плавание в бассейне"])]
+    prompts = [{"id": i, "set": "ru_dev", "question": q, "answerable": True, "question_type": kind,
+                "messages": [{"role": "user", "content": material + f"Вопрос пользователя: {q}\nОтвет:"}]}
+               for i, q, kind, _, _, _ in asked]
+    rows = [row for i, q, kind, draft, quotes, listed in asked for row in (
+        reading_row(i, q, kind, "cite", answer=draft, draft=draft, raw=json.dumps({"quotes": quotes}, ensure_ascii=False)),
+        reading_row(i, q, kind, "list", items=listed, raw=json.dumps({"items": listed}, ensure_ascii=False)))]
+    for name, found in (("p.jsonl", prompts), ("a.jsonl", rows)):
+        (tmp_path / name).write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in found), encoding="utf-8")
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text("\n".join(json.dumps({"question": q, "answer": a, "correct": ok}, ensure_ascii=False) for q, a, ok in (
+        ("В каких городах я был?", "Вы были в Твери.", False), ("В каких городах я был?", "Вы были в Твери (также: Кострома).", True),
+        ("Чем я занимаюсь по выходным?", "Вы бегаете.", True),
+        ("Чем я занимаюсь по выходным?", "Вы бегаете (также: плавание в бассейне).", False))), encoding="utf-8")
+    reading = f"{tmp_path / 'a.jsonl'}|{tmp_path / 'p.jsonl'}|{tmp_path / 'a.jsonl'}@{tmp_path / 'p.jsonl'}"
+    assert appended.main(["--reading", reading, "--verdicts", str(verdicts)]) == 0
+    out = capsys.readouterr().out
+    assert "| a | 2 | info_consolidation 1, info_updating 1 | 1 | 1 | 0 | 0 | 0 |" in out
+    assert "Questions asking for one value with items joined: 1\n- a, info_updating: «Чем я занимаюсь" in out
+    assert "Answers the join turned wrong: 1\n- a, info_updating:" in out
