@@ -5,7 +5,7 @@ calls). No model is asked: the checks are call-free, the replies and the gate's 
 
     .venv/bin/python bench/ablate.py                      # every sub-rule, the default readings
     .venv/bin/python bench/ablate.py --rule no_number --rule 'check unquoted_number'
-    .venv/bin/python bench/ablate.py --calibration-users  # the same readers on users 21-26 (declines only)
+    .venv/bin/python bench/ablate.py --calibration-users  # the same readers on users 21-26
     .venv/bin/python bench/ablate.py --reading 'R.jsonl|users_dev:8000|C.jsonl@submit/calibration/ru.c8000.jsonl'
 
 A reading is `READING|PROMPTS|CALIBRATION`: a `bench/readers.py read` of a set's prompts (its
@@ -14,13 +14,15 @@ and `READING@SET` of the same reader's calibration reading (`readers.py --switch
 sub-rule and reading: right answers (the stored verdicts; an answer without one counts wrong and is
 counted), `no_info` questions declined, answerable ones declined (the reader's own declines
 included in both), which checks the calibration turned on, and the declines with every check on (no
-calibration: `--gate off`). A part whose removal changes no figure of any reader through its own
-calibration is one the contest's stage does not need on these sets; the last column says what it
-does where a run turns every check on.
+calibration: `--gate off`); after the table, each reading's figures with no check and no gate. A
+part whose removal changes no figure of any reader through its own calibration is one the
+contest's stage does not need on these sets; the last column says what it does where a run turns
+every check on.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +48,8 @@ READINGS = [
     f"{R}/fluent_ru_dev_c8000.jsonl|ru_dev:8000|{R}/fluent_calibration_users_c8000.jsonl@{CALIBRATION_8K}",
 ]
 # The same readers on the calibration users 21-26 themselves, where no rule was written (MEASURING.md):
-# each reading is its own calibration, as in the contest. The set has no gold answers, so no verdicts:
-# only the declines are figures there.
+# each reading is its own calibration, as in the contest. Their gold answers come from the calibration
+# questions (`calibration_gold`), their verdicts from fresh judges who saw only question, gold and answer.
 CALIBRATION_READINGS = [
     f"{R}/{reader}_calibration_users_c{chars}.jsonl|{path}|{R}/{reader}_calibration_users_c{chars}.jsonl@{path}"
     for reader, chars, path in (("q15", 4000, CALIBRATION_4K), ("q05", 4000, CALIBRATION_4K),
@@ -97,11 +99,23 @@ class Reading:
     p_yes: dict
 
 
+CALIBRATION_QUESTIONS = Path(__file__).resolve().parent.parent / "tools/calibration/questions_ru.jsonl"
+
+
+def calibration_gold() -> dict:
+    """The calibration questions' gold answers by id (`tools/calibration/questions_ru.jsonl`, which the
+    shipped calibration sets are built from): a reading of those sets carries none of its own."""
+    lines = CALIBRATION_QUESTIONS.read_text(encoding="utf-8").splitlines()
+    return {row["id"]: row["ans"] for row in map(json.loads, filter(str.strip, lines))}
+
+
 def load(spec: str) -> Reading:
-    """A `READING|PROMPTS|CALIBRATION` spec's reading (`--reading`)."""
+    """A `READING|PROMPTS|CALIBRATION` spec's reading (`--reading`); a row without its gold takes the
+    calibration question's of its id where there is one (`calibration_gold`), so its verdicts are found."""
     answers, prompts, calibration = spec.split("|")
     material = readers.load_material([prompts])
-    rows, replies = readers.rows_of([answers]), []
+    gold = calibration_gold()
+    rows, replies = [{**r, "gold": r.get("gold") or gold.get(r.get("id"), "")} for r in readers.rows_of([answers])], []
     for row in (r for r in rows if r.get("way") == "cite"):
         prompt = readers.prompt_of(material, row)
         if prompt is not None:
@@ -113,9 +127,10 @@ def load(spec: str) -> Reading:
 def figures(reading: Reading, known: dict) -> dict:
     """One reading's figures through the stage as the code now stands."""
     switches = readers.calibrated_switches(reading.calibration)[0]["cite"]
-    every = decide.Switches(frozenset(decide.CHECKS))
+    every, alone = decide.Switches(frozenset(decide.CHECKS)), decide.Switches(frozenset())
     out = {"right": 0, "no_info": 0, "no_info_declined": 0, "answerable": 0, "answerable_declined": 0, "unjudged": 0,
-           "no_info_every": 0, "answerable_every": 0}
+           "no_info_every": 0, "answerable_every": 0, "right_alone": 0, "unjudged_alone": 0, "no_info_alone": 0,
+           "answerable_alone": 0}
     for row, reply, lines, answerable in reading.replies:
         verdict = decide.decide(row["question"], reply, lines, switches, reading.p_yes.get(row["id"]))
         right = readers.verdict_of(known, row, verdict.text)
@@ -125,6 +140,11 @@ def figures(reading: Reading, known: dict) -> dict:
         out[kind] += 1
         out[f"{kind}_declined"] += verdict.declined
         out[f"{kind}_every"] += decide.decide(row["question"], reply, lines, every).declined
+        own = decide.decide(row["question"], reply, lines, alone)  # no check, no gate: the reader's own declines
+        right = readers.verdict_of(known, row, own.text)
+        out["right_alone"] += bool(right)
+        out["unjudged_alone"] += right is None
+        out[f"{kind}_alone"] += own.declined
     out["on"] = ", ".join(sorted(switches.on)) or "nothing"
     out["n"] = out["no_info"] + out["answerable"]
     return out
@@ -151,12 +171,12 @@ def main(argv=None) -> int:
                    "1.5B's and the 0.5B's (at 4k and at 8k) and the fluent stand-in's cited readings of the "
                    "dev users 27-32 and Russian dev)")
     p.add_argument("--calibration-users", action="store_true", help="the same readers' readings of the "
-                   "calibration users 21-26 instead, each its own calibration: the declines of rules written on "
-                   "other sets, read where none was written (no verdicts there)")
+                   "calibration users 21-26 instead, each its own calibration: rules written on other sets, read "
+                   "where none was written")
     p.add_argument("--verdicts", default=VERDICTS, help=f"verdict files, comma-separated (default: {VERDICTS})")
     args = p.parse_args(argv)
     readings = [load(spec) for spec in args.reading or (CALIBRATION_READINGS if args.calibration_users else READINGS)]
-    known = {} if args.calibration_users else readers.verdicts(args.verdicts)  # no gold there: none judged
+    known = readers.verdicts(args.verdicts)
     print("| taken out | reading | right | `no_info` declined | answerable declined | checks on | every check on: "
           "`no_info` / answerable declined |")
     print("|---|---|---|---|---|---|---|")
@@ -173,7 +193,13 @@ def main(argv=None) -> int:
                   f"| {now['no_info_declined']}/{now['no_info']} | {now['answerable_declined']}/{now['answerable']} "
                   f"| {now['on']} "
                   f"| {now['no_info_every']}/{now['no_info']} / {now['answerable_every']}/{now['answerable']}{moved} |")
-    if unjudged and not args.calibration_users:
+    print("\nThe reader alone (no check, no gate; its own declines and `superseded` only), as the code stands:")
+    for reading, now in zip(readings, base):
+        print(f"- {reading.name}: right {now['right_alone']}/{now['n']}, `no_info` declined "
+              f"{now['no_info_alone']}/{now['no_info']}, answerable declined "
+              f"{now['answerable_alone']}/{now['answerable']}"
+              + (f" ({now['unjudged_alone']} without a verdict, counted wrong)" if now["unjudged_alone"] else ""))
+    if unjudged:
         print(f"\n{unjudged} answer(s) above have no verdict (`bench/readers.py judge`): counted wrong.")
     return 0
 

@@ -534,20 +534,27 @@ def test_every_ablation_stand_in_takes_the_arguments_of_the_part_it_replaces():
         stand_in(*[set() for _ in required])  # never fires, whatever it is given
 
 
-def test_the_ablation_on_the_calibration_users_reads_each_reading_as_its_own_calibration(capsys, monkeypatch):
+def test_the_ablation_on_the_calibration_users_reads_each_reading_as_its_own_calibration(tmp_path, capsys,
+                                                                                         monkeypatch):
     """`--calibration-users`: the readers' readings of users 21-26, each its own calibration on the set
-    it read; no gold there, so no verdict is looked up and the right answers print as «—»."""
+    it read, their gold taken from the calibration questions by id; with no verdicts, right answers print «—»."""
     from bench import ablate
     for spec in ablate.CALIBRATION_READINGS:
         answers, prompts, calibration = spec.split("|")
         assert Path(answers).is_file() and Path(prompts).is_file(), spec
         assert calibration == f"{answers}@{prompts}"
+    gold = ablate.calibration_gold()
+    reading = ablate.load(ablate.CALIBRATION_READINGS[0])
+    assert len(reading.replies) == 64 and all(row["gold"] == gold[row["id"]] for row, _, _, _ in reading.replies)
     monkeypatch.setattr(ablate, "CALIBRATION_READINGS", ablate.CALIBRATION_READINGS[:1])
-    monkeypatch.setattr(ablate.readers, "verdicts", lambda *_: pytest.fail("verdicts read"))
-    assert ablate.main(["--calibration-users", "--rule", "kin"]) == 0
-    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if "calibration_users" in line]
+    (tmp_path / "none.jsonl").write_text("", encoding="utf-8")
+    assert ablate.main(["--calibration-users", "--rule", "kin", "--verdicts", str(tmp_path / "none.jsonl")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [line.split(" | ") for line in out if line.startswith("|") and "calibration_users" in line]
     assert [row[0] for row in rows] == ["| nothing", "| kin"] and {row[2] for row in rows} == {"—"}
     assert all(row[3].endswith("/32") and row[4].endswith("/32") for row in rows)
+    assert any(line.startswith("- q15_calibration_users_c4000: right 0/64, `no_info` declined ")
+               for line in out)  # the reader alone, after the table
 
 
 def test_the_join_is_counted_by_what_it_does_to_each_answer(tmp_path, capsys):
