@@ -165,8 +165,8 @@ def ablated(rule: str, readings: list, known: dict) -> list:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rule", action="append", choices=sorted(RULES), help="a sub-rule to take out (repeat; "
-                   "default: each in turn)")
+    p.add_argument("--rule", action="append", choices=sorted(RULES) + ["nothing"], help="a sub-rule to take out "
+                   "(repeat; default: each in turn; `nothing`: the stage as it stands alone)")
     p.add_argument("--reading", action="append", help="READING|PROMPTS|CALIBRATION (repeat; default: the local "
                    "1.5B's and the 0.5B's (at 4k and at 8k) and the fluent stand-in's cited readings of the "
                    "dev users 27-32 and Russian dev)")
@@ -183,7 +183,7 @@ def main(argv=None) -> int:
     base = ablated(None, readings, known)
     keys = ("right", "no_info_declined", "answerable_declined", "on", "no_info_every", "answerable_every")
     unjudged = 0
-    for rule in [None] + (args.rule or list(RULES)):
+    for rule in [None] + [r for r in args.rule or list(RULES) if r != "nothing"]:
         found = base if rule is None else ablated(rule, readings, known)
         unjudged += sum(f["unjudged"] for f in found)
         for reading, now, was in zip(readings, found, base):
