@@ -32,6 +32,9 @@ from submit.memory import answer as answer_step
 from submit.memory import decide
 
 VERDICTS = "bench/stores/readers/verdicts.jsonl"
+# The calibration users' verdicts, kept apart: a verdict also answers for its question without its
+# gold (`readers.verdicts`), and another set asks some of their questions with another gold.
+CALIBRATION_VERDICTS = "bench/stores/readers/verdicts_calibration_users.jsonl"
 R = "bench/results/reading"
 CALIBRATION_4K = "submit/calibration/ru.c4000.jsonl"
 CALIBRATION_8K = "submit/calibration/ru.c8000.jsonl"
@@ -49,7 +52,8 @@ READINGS = [
 ]
 # The same readers on the calibration users 21-26 themselves, where no rule was written (MEASURING.md):
 # each reading is its own calibration, as in the contest. Their gold answers come from the calibration
-# questions (`calibration_gold`), their verdicts from fresh judges who saw only question, gold and answer.
+# questions (`calibration_gold`), their verdicts (`CALIBRATION_VERDICTS`) from fresh judges who saw only
+# each answer's question and gold.
 CALIBRATION_READINGS = [
     f"{R}/{reader}_calibration_users_c{chars}.jsonl|{path}|{R}/{reader}_calibration_users_c{chars}.jsonl@{path}"
     for reader, chars, path in (("q15", 4000, CALIBRATION_4K), ("q05", 4000, CALIBRATION_4K),
@@ -173,10 +177,12 @@ def main(argv=None) -> int:
     p.add_argument("--calibration-users", action="store_true", help="the same readers' readings of the "
                    "calibration users 21-26 instead, each its own calibration: rules written on other sets, read "
                    "where none was written")
-    p.add_argument("--verdicts", default=VERDICTS, help=f"verdict files, comma-separated (default: {VERDICTS})")
+    p.add_argument("--verdicts", help=f"verdict files, comma-separated (default: {VERDICTS}; with "
+                   f"--calibration-users, {CALIBRATION_VERDICTS} after it)")
     args = p.parse_args(argv)
     readings = [load(spec) for spec in args.reading or (CALIBRATION_READINGS if args.calibration_users else READINGS)]
-    known = readers.verdicts(args.verdicts)
+    known = readers.verdicts(args.verdicts or (f"{VERDICTS},{CALIBRATION_VERDICTS}" if args.calibration_users
+                                               else VERDICTS))
     print("| taken out | reading | right | `no_info` declined | answerable declined | checks on | every check on: "
           "`no_info` / answerable declined |")
     print("|---|---|---|---|---|---|---|")
