@@ -7,6 +7,7 @@ value — an update (`info_updating`), a choice offered (`answer.offered`) or on
 join turned wrong. No model is asked.
 
     .venv/bin/python bench/appended.py                  # the default readings
+    .venv/bin/python bench/appended.py --calibration-users  # the 1.5B on users 21-26, where no rule was written
     .venv/bin/python bench/appended.py --reading 'R.jsonl|users_dev:8000|C.jsonl@submit/calibration/ru.c8000.jsonl'
 
 A reading is `READING|PROMPTS|CALIBRATION`, as `bench/ablate.py` takes it: a `bench/readers.py read`
@@ -20,7 +21,7 @@ import sys
 from collections import Counter
 
 from bench import readers
-from bench.ablate import CALIBRATION_4K, CALIBRATION_8K, R, VERDICTS
+from bench.ablate import CALIBRATION_4K, CALIBRATION_8K, CALIBRATION_VERDICTS, R, VERDICTS, calibration_gold
 from submit.memory import answer as answer_step
 from submit.memory import items
 
@@ -35,6 +36,9 @@ READINGS = [
         ("fluent", 8000, CALIBRATION_8K, ("users_dev", "ru_dev", "probe_lists", "probe_versions")))
     for name in names
 ]
+# The 1.5B's list asks on the calibration users 21-26 at 8k, recorded beside its calibration reading.
+CALIBRATION_READINGS = [f"{R}/q15_calibration_users_c8000.jsonl|{CALIBRATION_8K}|"
+                        f"{R}/q15_calibration_users_c8000.jsonl@{CALIBRATION_8K}"]
 MOVES = ("right → wrong", "wrong → right", "wrong → wrong", "right → right", "unjudged")
 
 
@@ -46,11 +50,13 @@ def asks_one(row: dict) -> bool:
 
 
 def changed(spec: str) -> list[tuple[dict, str, str]]:
-    """(row, the answer before the join, after it) for each answer of the reading the join changes."""
+    """(row, the answer before the join, after it) for each answer of the reading the join changes; a
+    row without its gold takes the calibration question's (`ablate.calibration_gold`)."""
     answers, prompts, calibration = spec.split("|")
-    switches = readers.calibrated_switches(calibration)[0]
+    switches, gold = readers.calibrated_switches(calibration)[0], calibration_gold()
     by_row: dict = {}
     for row, way, _, text in readers.answered([answers], "", False, [prompts], switches):
+        row = {**row, "gold": row.get("gold") or gold.get(row["id"], "")}
         if way in (BEFORE, AFTER):
             by_row.setdefault((row.get("set"), row["id"]), [row, {}])[1][way] = text
     return [(row, found[BEFORE], found[AFTER]) for row, found in by_row.values()
@@ -68,13 +74,17 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--reading", action="append", help="READING|PROMPTS|CALIBRATION (repeat; default: the local "
                    "readers' and the fluent stand-in's cited readings with list rows)")
-    p.add_argument("--verdicts", default=VERDICTS, help=f"verdict files, comma-separated (default: {VERDICTS})")
+    p.add_argument("--calibration-users", action="store_true", help="the 1.5B's list asks on the calibration "
+                   "users 21-26 (8k) instead, where no rule was written")
+    p.add_argument("--verdicts", help=f"verdict files, comma-separated (default: {VERDICTS}; with "
+                   f"--calibration-users, {CALIBRATION_VERDICTS} after it)")
     args = p.parse_args(argv)
-    known = readers.verdicts(args.verdicts)
+    known = readers.verdicts(args.verdicts or (f"{VERDICTS},{CALIBRATION_VERDICTS}" if args.calibration_users
+                                               else VERDICTS))
     print("| reading | answers changed by the join | by question type | " + " | ".join(MOVES) + " |")
     print("|---|---|---|" + "---|" * len(MOVES))
     one, lost = [], []
-    for spec in args.reading or READINGS:
+    for spec in args.reading or (CALIBRATION_READINGS if args.calibration_users else READINGS):
         found = changed(spec)
         types = Counter(row["question_type"] for row, _, _ in found)
         moves = Counter(move(known, row, before, after) for row, before, after in found)

@@ -588,3 +588,13 @@ def test_the_join_is_counted_by_what_it_does_to_each_answer(tmp_path, capsys):
     assert "| a | 2 | info_consolidation 1, info_updating 1 | 1 | 1 | 0 | 0 | 0 |" in out
     assert "Questions asking for one value with items joined: 1\n- a, info_updating: «Чем я занимаюсь" in out
     assert "Answers the join turned wrong: 1\n- a, info_updating:" in out
+
+
+def test_the_join_on_the_calibration_users_reads_their_gold(capsys):
+    """`appended.py --calibration-users`: the 1.5B's list asks on users 21-26, their rows given the
+    calibration questions' gold, so every changed answer finds its verdict."""
+    from bench import appended
+    assert appended.main(["--calibration-users"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| q15_calibration_users_c8000 |"))
+    assert row.split(" | ")[-1] == "0 |"  # unjudged: none
