@@ -26,6 +26,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from bench import readers
 from submit.memory import answer as answer_step
@@ -113,13 +114,24 @@ def calibration_gold() -> dict:
     return {row["id"]: row["ans"] for row in map(json.loads, filter(str.strip, lines))}
 
 
+def with_gold(row: dict, gold: dict) -> dict:
+    """The row with the calibration question's gold of its id (`calibration_gold`) where it has none."""
+    return {**row, "gold": row.get("gold") or gold.get(row.get("id"), "")}
+
+
+def known_verdicts(paths: Optional[str], calibration_users: bool) -> dict:
+    """The verdicts of `paths`, or by default `VERDICTS`, with `CALIBRATION_VERDICTS` after it for a
+    reading of the calibration users."""
+    return readers.verdicts(paths or (f"{VERDICTS},{CALIBRATION_VERDICTS}" if calibration_users else VERDICTS))
+
+
 def load(spec: str) -> Reading:
     """A `READING|PROMPTS|CALIBRATION` spec's reading (`--reading`); a row without its gold takes the
     calibration question's of its id where there is one (`calibration_gold`), so its verdicts are found."""
     answers, prompts, calibration = spec.split("|")
     material = readers.load_material([prompts])
     gold = calibration_gold()
-    rows, replies = [{**r, "gold": r.get("gold") or gold.get(r.get("id"), "")} for r in readers.rows_of([answers])], []
+    rows, replies = [with_gold(r, gold) for r in readers.rows_of([answers])], []
     for row in (r for r in rows if r.get("way") == "cite"):
         prompt = readers.prompt_of(material, row)
         if prompt is not None:
@@ -181,8 +193,7 @@ def main(argv=None) -> int:
                    f"--calibration-users, {CALIBRATION_VERDICTS} after it)")
     args = p.parse_args(argv)
     readings = [load(spec) for spec in args.reading or (CALIBRATION_READINGS if args.calibration_users else READINGS)]
-    known = readers.verdicts(args.verdicts or (f"{VERDICTS},{CALIBRATION_VERDICTS}" if args.calibration_users
-                                               else VERDICTS))
+    known = known_verdicts(args.verdicts, args.calibration_users)
     print("| taken out | reading | right | `no_info` declined | answerable declined | checks on | every check on: "
           "`no_info` / answerable declined |")
     print("|---|---|---|---|---|---|---|")

@@ -21,7 +21,8 @@ import sys
 from collections import Counter
 
 from bench import readers
-from bench.ablate import CALIBRATION_4K, CALIBRATION_8K, CALIBRATION_VERDICTS, R, VERDICTS, calibration_gold
+from bench.ablate import (CALIBRATION_4K, CALIBRATION_8K, CALIBRATION_VERDICTS, R, VERDICTS, calibration_gold,
+                          known_verdicts, with_gold)
 from submit.memory import answer as answer_step
 from submit.memory import items
 
@@ -56,9 +57,8 @@ def changed(spec: str) -> list[tuple[dict, str, str]]:
     switches, gold = readers.calibrated_switches(calibration)[0], calibration_gold()
     by_row: dict = {}
     for row, way, _, text in readers.answered([answers], "", False, [prompts], switches):
-        row = {**row, "gold": row.get("gold") or gold.get(row["id"], "")}
         if way in (BEFORE, AFTER):
-            by_row.setdefault((row.get("set"), row["id"]), [row, {}])[1][way] = text
+            by_row.setdefault((row.get("set"), row["id"]), [with_gold(row, gold), {}])[1][way] = text
     return [(row, found[BEFORE], found[AFTER]) for row, found in by_row.values()
             if AFTER in found and found[AFTER] != found[BEFORE]]
 
@@ -79,27 +79,24 @@ def main(argv=None) -> int:
     p.add_argument("--verdicts", help=f"verdict files, comma-separated (default: {VERDICTS}; with "
                    f"--calibration-users, {CALIBRATION_VERDICTS} after it)")
     args = p.parse_args(argv)
-    known = readers.verdicts(args.verdicts or (f"{VERDICTS},{CALIBRATION_VERDICTS}" if args.calibration_users
-                                               else VERDICTS))
+    known = known_verdicts(args.verdicts, args.calibration_users)
     print("| reading | answers changed by the join | by question type | " + " | ".join(MOVES) + " |")
     print("|---|---|---|" + "---|" * len(MOVES))
     one, lost = [], []
     for spec in args.reading or (CALIBRATION_READINGS if args.calibration_users else READINGS):
-        found = changed(spec)
-        types = Counter(row["question_type"] for row, _, _ in found)
-        moves = Counter(move(known, row, before, after) for row, before, after in found)
         name = spec.split("|", 1)[0].rsplit("/", 1)[-1].removesuffix(".jsonl")
+        found = [(name, row, before, after, move(known, row, before, after)) for row, before, after in changed(spec)]
+        types = Counter(row["question_type"] for _, row, _, _, _ in found)
+        moves = Counter(moved for *_, moved in found)
         print(f"| {name} | {len(found)} | " + ", ".join(f"{t} {n}" for t, n in sorted(types.items()))
               + " | " + " | ".join(str(moves[m]) for m in MOVES) + " |")
-        one += [(name, row, before, after) for row, before, after in found if asks_one(row)]
-        lost += [(name, row, before, after) for row, before, after in found
-                 if move(known, row, before, after) == "right → wrong"]
+        one += [answer for answer in found if asks_one(answer[1])]
+        lost += [answer for answer in found if answer[4] == "right → wrong"]
     for title, rows in (("Questions asking for one value with items joined", one),
                         ("Answers the join turned wrong", lost)):
         print(f"\n{title}: {len(rows)}")
-        for name, row, before, after in rows:
-            print(f"- {name}, {row['question_type']}: «{row['question']}» «{before}» → «{after}» "
-                  f"({move(known, row, before, after)})")
+        for name, row, before, after, moved in rows:
+            print(f"- {name}, {row['question_type']}: «{row['question']}» «{before}» → «{after}» ({moved})")
     return 0
 
 

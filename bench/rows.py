@@ -189,8 +189,8 @@ def main(argv=None) -> int:
             failed += 1
             said = f"exit {status}" if status else f"MISSING {', '.join(missing)} of {row['value']!r}"
             print(f"row {row['line']}: {said} ({title})")
-            for line in lines.splitlines()[:8] or ["(none of the lines it names was printed)"]:
-                print(f"    {line[:200]}")
+            for printed_line in lines.splitlines()[:8] or ["(none of the lines it names was printed)"]:
+                print(f"    {printed_line[:200]}")
         else:
             print(f"row {row['line']}: ok, {len(figures(row['value']))} figures ({title})")
         sys.stdout.flush()

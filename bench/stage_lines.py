@@ -68,7 +68,7 @@ def _module(path: str) -> str:
 
 def definitions(paths=FILES) -> dict:
     """The stage's top-level definitions, (module, name) -> (the AST node, its code lines), answer.py's
-    from `WORD_RULES_START` on (its earlier ones use the stage: `outside_uses` reads them)."""
+    from `WORD_RULES_START` on (its earlier ones use the stage: `graph` counts them among the roots)."""
     found = {}
     for path in paths:
         source = open(path, encoding="utf-8").read()
@@ -107,9 +107,10 @@ def _imports(tree) -> tuple:
     return aliases, names
 
 
-def uses(node, module: str, tree, defined: dict) -> set:
-    """The stage definitions a node names: bare names of its module or imported, and `alias.name`."""
-    aliases, names = _imports(tree)
+def uses(node, module: str, imports: tuple, defined: dict) -> set:
+    """The stage definitions a node names: bare names of its module or imported, and `alias.name`
+    (`imports`: its module's, `_imports`)."""
+    aliases, names = imports
     out = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
@@ -126,7 +127,8 @@ def uses(node, module: str, tree, defined: dict) -> set:
 def graph(defined: dict) -> tuple:
     """-> (each definition's uses, the definitions the rest of `submit/` uses: the roots)."""
     trees = {path: ast.parse(open(path, encoding="utf-8").read()) for path in Path("submit").rglob("*.py")}
-    edges = {key: uses(node, key[0], trees[_path_of(key[0])], defined) for key, (node, _) in defined.items()}
+    imports = {path: _imports(tree) for path, tree in trees.items()}  # once a module, read by each of its nodes
+    edges = {key: uses(node, key[0], imports[_path_of(key[0])], defined) for key, (node, _) in defined.items()}
     roots = set()
     for path, tree in trees.items():
         module = path.stem
@@ -134,12 +136,17 @@ def graph(defined: dict) -> tuple:
             names = _names_defined(node)
             if names and (module, names[0]) in defined:
                 continue  # a stage definition: its uses are edges, not roots
-            roots |= uses(node, module, tree, defined)
+            roots |= uses(node, module, imports[path], defined)
     return edges, roots
 
 
 def _path_of(module: str) -> Path:
     return Path(next(p for p in FILES if _module(p) == module))
+
+
+def _module_of(module) -> str:
+    """A stage module's name as `definitions` keys it («decide» for `submit.memory.decide`)."""
+    return module.__name__.rsplit(".", 1)[-1]
 
 
 def reached(edges: dict, roots: set, cut: set = frozenset(), cut_edges: set = frozenset()) -> set:
@@ -164,7 +171,7 @@ def parts_table() -> list:
     every = reached(edges, roots)
     rows = []
     for part, (module, attribute, _) in RULES.items():
-        module = module.__name__.rsplit(".", 1)[-1]
+        module = _module_of(module)
         if part.startswith("check "):
             kept = reached(edges, roots, cut_edges={((module, "CHECKS"), (module, part.split(" ", 1)[1]))})
         else:
@@ -172,7 +179,7 @@ def parts_table() -> list:
         gone = sorted(every - kept)
         rows.append((part, sum(len(defined[k][1]) for k in gone), [name for _, name in gone]))
     whole = {  # the stage's larger parts, each as the definitions taken out with it
-        "every part above at once": ({(m.__name__.rsplit(".", 1)[-1], a) for p, (m, a, _) in RULES.items()
+        "every part above at once": ({(_module_of(m), a) for p, (m, a, _) in RULES.items()
                                       if not p.startswith("check ")} | {("decide", "CHECKS")}),
         "the list asks (items.py)": {k for k in defined if k[0] == "items"},
         "the speaker decline (its gate.py part)": {("gate", "speaker_margin"), ("gate", "speaker_calibration")},

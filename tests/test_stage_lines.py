@@ -41,4 +41,5 @@ def test_a_part_takes_out_its_own_definitions_and_leaves_the_shared_ones(capsys)
 def test_a_name_is_followed_through_an_alias_and_an_imported_name():
     defined = {("answer", "f"): (None, set()), ("decide", "g"): (None, set())}
     tree = stage_lines.ast.parse("from . import answer as a\nfrom .decide import g\nx = a.f(g(1))\n")
-    assert stage_lines.uses(tree.body[2], "items", tree, defined) == {("answer", "f"), ("decide", "g")}
+    imports = stage_lines._imports(tree)
+    assert stage_lines.uses(tree.body[2], "items", imports, defined) == {("answer", "f"), ("decide", "g")}
